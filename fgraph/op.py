@@ -1,0 +1,107 @@
+"""`Op`: what a node computes. A frozen attrs class whose fields are its parameters.
+
+An op says what it computes and nothing about how a backend does it:
+
+- `infer(*input_types)` validates its inputs and returns the output types; errors name
+  the op, what it expected and what it got.
+- `perform(*arrays)` is the NumPy reference implementation used by `evaluate`.
+- `pullback(inputs, outputs, cotangents)` builds reverse-mode gradients as graph
+  variables; `pushforward(inputs, outputs, tangents)` builds forward-mode ones.
+
+Ops that hold an inner graph (composites, op_from_graph, loops) expose it as
+`inner_graph` and satisfy `HasInnerGraph`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import attrs
+import numpy as np
+
+from fgraph.types import TensorType
+
+if TYPE_CHECKING:
+    from fgraph.graph import Graph
+    from fgraph.node import Apply
+    from fgraph.variable import Variable
+
+Array = np.ndarray[Any, np.dtype[Any]]
+
+
+class Op:
+    """Base of all ops. Subclasses are `@attrs.frozen` classes: fields are parameters,
+    equality and hashing are by fields, so equal parameters mean the same op."""
+
+    __slots__ = ()
+
+    def infer(self, *input_types: TensorType) -> tuple[TensorType, ...]:
+        raise NotImplementedError(f"{type(self).__name__} does not define infer")
+
+    def perform(self, *inputs: Array) -> tuple[Array, ...]:
+        raise NotImplementedError(f"{type(self).__name__} does not define perform")
+
+    def pullback(
+        self,
+        inputs: tuple[Variable, ...],
+        outputs: tuple[Variable, ...],
+        cotangents: tuple[Variable | None, ...],
+    ) -> tuple[Variable | None, ...]:
+        """Cotangents of the inputs given those of the outputs (None means zero /
+        disconnected, both ways)."""
+        raise NotImplementedError(f"{self} has no pullback: it cannot be differentiated")
+
+    def pushforward(
+        self,
+        inputs: tuple[Variable, ...],
+        outputs: tuple[Variable, ...],
+        tangents: tuple[Variable | None, ...],
+    ) -> tuple[Variable | None, ...]:
+        """Tangents of the outputs given those of the inputs (None means zero)."""
+        raise NotImplementedError(f"{self} has no pushforward (forward-mode derivative)")
+
+    def make_node(self, *inputs: Variable) -> Apply:
+        """The (interned) node applying this op to `inputs`."""
+        from fgraph.node import Apply
+
+        return Apply(self, inputs)
+
+    def apply(self, *inputs: Variable) -> tuple[Variable, ...]:
+        """All outputs of applying this op to `inputs`."""
+        return self.make_node(*inputs).outputs
+
+    def __call__(self, *inputs: Variable) -> Variable:
+        """The output of a single-output op applied to `inputs` (use `apply` otherwise)."""
+        outputs = self.apply(*inputs)
+        if len(outputs) != 1:
+            raise TypeError(f"{self} has {len(outputs)} outputs; use op.apply(...) to get them all")
+        return outputs[0]
+
+    def __str__(self) -> str:
+        """`Name{param=value, ...}`, the form `dprint` shows."""
+        name = type(self).__name__
+        fields: tuple[attrs.Attribute[object], ...] = getattr(type(self), "__attrs_attrs__", ())
+        params = ", ".join(f"{field.name}={_short(getattr(self, field.name))}" for field in fields)
+        return f"{name}{{{params}}}" if params else name
+
+
+def _short(value: object) -> str:
+    if isinstance(value, Op):
+        return str(value)
+    if type(value).__name__ == "Graph":
+        return "<graph>"
+    return repr(value)
+
+
+@runtime_checkable
+class HasInnerGraph(Protocol):
+    """Ops holding a closed inner graph over positional parameters."""
+
+    @property
+    def inner_graph(self) -> Graph: ...
+
+
+def inner_graphs_of(op: Op) -> Sequence[Graph]:
+    """The inner graphs an op holds (empty for ordinary ops)."""
+    return (op.inner_graph,) if isinstance(op, HasInnerGraph) else ()

@@ -1,0 +1,1 @@
+"""numba_backend package (being built)."""
