@@ -281,10 +281,9 @@ class _ConstantMeta(InternedMeta):
         return _constant_key(*args, **kwargs)
 
 
-def _constant_key(data: object, dtype: npt.DTypeLike | None = None) -> tuple[Hashable, tuple[object, ...]]:
+def _constant_key(data: object) -> tuple[Hashable, tuple[object, ...]]:
     """Copy to a read-only contiguous array; key on (dtype, shape, raw bytes)."""
-    wanted = None if dtype is None else np.dtype(as_dtype(dtype))
-    array: ReadOnlyArray = np.array(data, dtype=wanted, order="C", copy=True)
+    array: ReadOnlyArray = np.array(data, order="C", copy=True)
     as_dtype(array.dtype)  # reject object/str arrays with a clear error
     array.setflags(write=False)
     return _ConstantKey(array), (array,)
@@ -314,11 +313,19 @@ class _ConstantKey:
         )
 
 
+def _already_normalized(data: object) -> ReadOnlyArray:
+    """Typing shim: the metaclass has already turned `data` into a read-only array."""
+    if not isinstance(data, np.ndarray):
+        raise TypeError(f"Constant data must be normalized by construction, got {data!r}")
+    return data
+
+
 @attrs.frozen(eq=False, repr=False)
 class Constant(Variable, metaclass=_ConstantMeta):
-    """A read-only array known when the graph is built. `Constant(value, dtype=None)`."""
+    """A read-only array known when the graph is built: `Constant(array_like)`, copied once.
+    To choose the dtype, pass an array: `Constant(np.asarray(1, dtype="float32"))`."""
 
-    data: ReadOnlyArray
+    data: ReadOnlyArray = attrs.field(converter=_already_normalized)
     type: TensorType = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:

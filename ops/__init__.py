@@ -1,1 +1,79 @@
-"""ops package (being built)."""
+"""The tensor op library and user namespace: `import ops as pt`."""
+
+from fgraph import Variable
+from ops import _methods as _methods
+from ops.constructors import matrix, scalar, tensor, vector
+from ops.convert import as_tensor, constant
+from ops.dimshuffle import DimShuffle, expand_dims, squeeze, transpose
+from ops.elemwise import (
+    Elemwise,
+    abs,
+    add,
+    cast,
+    eq,
+    exp,
+    ge,
+    gt,
+    invert,
+    le,
+    log,
+    lt,
+    mod,
+    mul,
+    neg,
+    neq,
+    ones_like,
+    pow,
+    second,
+    sign,
+    sub,
+    true_div,
+    zeros_like,
+)
+from ops.grad import DisconnectedInputError, grad, hessian, jacobian, jvp, vjp
+from ops.reduction import Sum, sum
+
+__all__ = [
+    "DimShuffle",
+    "DisconnectedInputError",
+    "Elemwise",
+    "Sum",
+    "Variable",
+    "abs",
+    "add",
+    "as_tensor",
+    "cast",
+    "constant",
+    "eq",
+    "exp",
+    "expand_dims",
+    "ge",
+    "grad",
+    "gt",
+    "hessian",
+    "invert",
+    "jacobian",
+    "jvp",
+    "le",
+    "log",
+    "lt",
+    "matrix",
+    "mod",
+    "mul",
+    "neg",
+    "neq",
+    "ones_like",
+    "pow",
+    "scalar",
+    "second",
+    "sign",
+    "squeeze",
+    "sub",
+    "sum",
+    "tensor",
+    "transpose",
+    "true_div",
+    "vector",
+    "vjp",
+    "zeros_like",
+]

@@ -1,0 +1,94 @@
+"""The `TensorApi` the op library installs into `fgraph.operators`, giving variables
+NumPy's operators and methods. Each entry forwards to the user-level function."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from fgraph import Variable
+from fgraph.operators import (
+    ArgReductionName,
+    Axis,
+    BinaryName,
+    ReductionName,
+    TensorLike,
+    UnaryName,
+    install,
+)
+from ops import elemwise, linalg, reduction, shape, subtensor
+
+_BINARY: dict[str, Callable[[TensorLike, TensorLike], Variable]] = {
+    "add": elemwise.add,
+    "sub": elemwise.sub,
+    "mul": elemwise.mul,
+    "true_div": elemwise.true_div,
+    "int_div": elemwise.int_div,
+    "mod": elemwise.mod,
+    "pow": elemwise.pow,
+    "matmul": linalg.matmul,
+    "lt": elemwise.lt,
+    "le": elemwise.le,
+    "gt": elemwise.gt,
+    "ge": elemwise.ge,
+    "and": elemwise.bitwise_and,
+    "or": elemwise.bitwise_or,
+    "xor": elemwise.bitwise_xor,
+}
+_UNARY: dict[str, Callable[[TensorLike], Variable]] = {
+    "neg": elemwise.neg,
+    "abs": elemwise.abs,
+    "invert": elemwise.invert,
+}
+_REDUCTIONS: dict[str, Callable[[TensorLike, Axis, bool], Variable]] = {
+    "sum": reduction.sum,
+    "prod": reduction.prod,
+    "mean": reduction.mean,
+    "max": reduction.max,
+    "min": reduction.min,
+    "all": reduction.all,
+    "any": reduction.any,
+    "var": reduction.var,
+    "std": reduction.std,
+}
+_ARG_REDUCTIONS: dict[str, Callable[[TensorLike, int | None, bool], Variable]] = {
+    "argmax": reduction.argmax,
+    "argmin": reduction.argmin,
+}
+
+
+class _Methods:
+    def binary(self, name: BinaryName, x: TensorLike, y: TensorLike) -> Variable:
+        return _BINARY[name](x, y)
+
+    def unary(self, name: UnaryName, x: Variable) -> Variable:
+        return _UNARY[name](x)
+
+    def reduce(self, name: ReductionName, x: Variable, axis: Axis, keepdims: bool) -> Variable:
+        return _REDUCTIONS[name](x, axis, keepdims)
+
+    def arg_reduce(
+        self, name: ArgReductionName, x: Variable, axis: int | None, keepdims: bool
+    ) -> Variable:
+        return _ARG_REDUCTIONS[name](x, axis, keepdims)
+
+    def getitem(self, x: Variable, index: Any) -> Variable:
+        return subtensor.getitem(x, index)
+
+    def transpose(self, x: Variable, axes: Sequence[int] | None) -> Variable:
+        return shape.transpose(x, None if axes is None else tuple(axes))
+
+    def reshape(self, x: Variable, new_shape: TensorLike) -> Variable:
+        return shape.reshape(x, new_shape)
+
+    def astype(self, x: Variable, dtype: str) -> Variable:
+        return elemwise.cast(x, dtype)
+
+    def flatten(self, x: Variable) -> Variable:
+        return shape.flatten(x)
+
+    def shape(self, x: Variable) -> Variable:
+        return shape.shape(x)
+
+
+install(_Methods())

@@ -1,0 +1,42 @@
+"""Creating graph inputs: `scalar`, `vector`, `matrix`, `tensor` (float64 by default)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy.typing as npt
+
+from fgraph import Input, ShapeError, TensorType
+
+
+def tensor(
+    name: str | None = None, *, dtype: npt.DTypeLike = "float64", shape: Sequence[int | None]
+) -> Input:
+    """An input of any rank; `shape` entries are lengths or None (unknown)."""
+    return Input(TensorType(dtype, tuple(shape)), name)
+
+
+def scalar(name: str | None = None, dtype: npt.DTypeLike = "float64") -> Input:
+    return tensor(name, dtype=dtype, shape=())
+
+
+def vector(
+    name: str | None = None, dtype: npt.DTypeLike = "float64", shape: Sequence[int | None] = (None,)
+) -> Input:
+    return tensor(name, dtype=dtype, shape=_of_rank(name, shape, 1))
+
+
+def matrix(
+    name: str | None = None,
+    dtype: npt.DTypeLike = "float64",
+    shape: Sequence[int | None] = (None, None),
+) -> Input:
+    return tensor(name, dtype=dtype, shape=_of_rank(name, shape, 2))
+
+
+def _of_rank(name: str | None, shape: Sequence[int | None], rank: int) -> tuple[int | None, ...]:
+    if len(shape) != rank:
+        raise ShapeError(
+            f"{name}: a rank-{rank} input needs a shape of length {rank}, got {tuple(shape)}"
+        )
+    return tuple(shape)
