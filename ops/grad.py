@@ -116,9 +116,9 @@ def jvp(
             if tangent is not None:
                 known[output] = _checked(tangent, output, f"{node.op}.pushforward")
     results: list[Variable] = []
-    for output in outputs:
-        tangent = known.get(output)
-        results.append(zeros_like(output) if tangent is None else tangent)
+    for wanted in outputs:
+        tangent = known.get(wanted)
+        results.append(zeros_like(wanted) if tangent is None else tangent)
     return results
 
 
