@@ -67,13 +67,12 @@ def _outputs_of(target: Graph | Variable | Iterable[Variable]) -> tuple[Variable
 
 
 def _id_name(number: int) -> str:
-    """A, B, ..., Z, BA, BB, ... (bijective base-26, deterministic)."""
-    letters = string.ascii_uppercase
-    name = letters[number % 26]
-    number //= 26
+    """A, B, ..., Z, AA, AB, ... (bijective base 26, like spreadsheet columns)."""
+    name = ""
+    number += 1
     while number:
-        name = letters[number % 26] + name
-        number //= 26
+        number, remainder = divmod(number - 1, 26)
+        name = string.ascii_uppercase[remainder] + name
     return name
 
 
