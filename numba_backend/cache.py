@@ -1,0 +1,77 @@
+"""The on-disk cache of generated modules, and loading them.
+
+Each graph's module lives in `<cache dir>/<digest[:2]>/<digest>/` (the cache dir is
+`$FGRAPH_CACHE_DIR`, else `$XDG_CACHE_HOME/fgraph`, else `~/.cache/fgraph`), next to the
+`__pycache__` where numba keeps its own compiled cache (`cache=True`). The module text
+is fully determined by the graph, so loading verifies the file byte for byte against
+the expected source: a corrupt or half-written file is rewritten, never imported.
+Files are written to a temporary name and renamed, so concurrent processes writing the
+same entry never see a partial file; the one that renames last wins, with equal text.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from types import ModuleType
+
+
+def cache_root() -> Path:
+    configured = os.environ.get("FGRAPH_CACHE_DIR")
+    if configured:
+        return Path(configured)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "fgraph"
+
+
+def module_path(digest: str, module_name: str) -> Path:
+    return cache_root() / digest[:2] / digest / f"{module_name}.py"
+
+
+def load_module(digest: str, module_name: str, source: str) -> ModuleType:
+    """Import the generated module for `digest`, (re)writing its file when it is missing
+    or differs from `source`; drops numba's cache for it whenever the file is rewritten."""
+    loaded = sys.modules.get(module_name)
+    if loaded is not None:
+        return loaded
+    path = module_path(digest, module_name)
+    if _read(path) != source:
+        shutil.rmtree(path.parent / "__pycache__", ignore_errors=True)
+        _write_atomically(path, source)
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load generated module {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sys.modules[module_name] = module
+    return module
+
+
+def forget_numba_cache(digest: str, module_name: str) -> None:
+    """Remove numba's on-disk cache for a module (used when loading it failed)."""
+    shutil.rmtree(module_path(digest, module_name).parent / "__pycache__", ignore_errors=True)
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".py")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(text)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,126 @@
+"""`function`: optimize a graph, generate its module, compile it with numba, and wrap it
+in a callable that checks its arguments and never hands out aliased arrays."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any, overload
+
+import attrs
+import numba
+import numpy as np
+
+from fgraph import Graph, Variable, display_name
+from fgraph.op import Array
+from numba_backend.cache import forget_numba_cache, load_module
+from numba_backend.codegen import GeneratedModule, entry_name, generate
+
+_compiled_lock = threading.Lock()
+_compiled: dict[str, tuple[numba.Dispatcher, GeneratedModule]] = {}
+
+
+@attrs.frozen(eq=False, repr=False)
+class CompiledFunction:
+    """A compiled graph: call it with one array per input.
+
+    Arguments are converted to the input types (safe casts only) with errors naming the
+    input; outputs are fresh arrays (never a caller's array, a constant, or another
+    output). `graph` is the optimized graph that was compiled, `source` its module.
+    """
+
+    inputs: tuple[Variable, ...]
+    graph: Graph
+    source: str
+    single_output: bool
+    _dispatcher: numba.Dispatcher
+    _constants: tuple[Array, ...]
+
+    def __call__(self, *arguments: Any) -> Any:
+        if len(arguments) != len(self.inputs):
+            names = ", ".join(display_name(variable) for variable in self.inputs)
+            raise TypeError(f"expected {len(self.inputs)} arguments ({names}), got {len(arguments)}")
+        arrays = tuple(
+            np.ascontiguousarray(variable.type.filter(value, display_name(variable)))
+            for variable, value in zip(self.inputs, arguments)
+        )
+        results: tuple[Array, ...] = self._dispatcher(*arrays, *self._constants)
+        outputs = _unaliased(results, arrays)
+        return outputs[0] if self.single_output else outputs
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_from_optimized, (self.graph, self.single_output))
+
+    def __repr__(self) -> str:
+        return f"CompiledFunction({self.graph!r})"
+
+
+@overload
+def function(inputs: Sequence[Variable], outputs: Variable, mode: str = ...) -> CompiledFunction: ...
+@overload
+def function(
+    inputs: Sequence[Variable], outputs: Sequence[Variable], mode: str = ...
+) -> CompiledFunction: ...
+
+
+def function(
+    inputs: Sequence[Variable], outputs: Variable | Sequence[Variable], mode: str = "fast_run"
+) -> CompiledFunction:
+    """Compile `outputs` as a function of `inputs` with the rewrite pipeline `mode`.
+
+    A single output variable gives a function returning one array; a list of outputs
+    gives a function returning a list. Inputs the outputs do not use are still checked.
+    """
+    from rewrite import optimize
+
+    single = isinstance(outputs, Variable)
+    graph = Graph(inputs, [outputs] if isinstance(outputs, Variable) else list(outputs))
+    return _from_optimized(optimize(graph, mode), single)
+
+
+def _from_optimized(graph: Graph, single_output: bool) -> CompiledFunction:
+    dispatcher, generated = _compile(graph)
+    return CompiledFunction(
+        graph.inputs, graph, generated.source, single_output, dispatcher, generated.constants
+    )
+
+
+def _compile(graph: Graph) -> tuple[numba.Dispatcher, GeneratedModule]:
+    """The dispatcher for `graph`, shared by equal graphs in this process, compiled eagerly
+    for C-contiguous arguments of the input types (numba's disk cache makes this a load
+    in a second process)."""
+    digest = graph.digest
+    with _compiled_lock:
+        found = _compiled.get(digest)
+    if found is not None:
+        return found
+    generated = generate(graph)
+    name = entry_name(graph)
+    module = load_module(digest, name, generated.source)
+    dispatcher: numba.Dispatcher = getattr(module, name)
+    signature = tuple(
+        numba.typeof(np.empty((0,) * v.ndim, dtype=v.dtype)) for v in graph.inputs
+    ) + tuple(numba.typeof(constant) for constant in generated.constants)
+    try:
+        dispatcher.compile(signature)
+    except Exception:
+        # A damaged numba cache entry must not poison every later run: drop it, retry once.
+        forget_numba_cache(digest, name)
+        dispatcher.compile(signature)
+    with _compiled_lock:
+        _compiled.setdefault(digest, (dispatcher, generated))
+    return dispatcher, generated
+
+
+def _unaliased(results: Sequence[Array], arguments: Sequence[Array]) -> list[Array]:
+    """Copy any output that may share memory with an argument, a constant or an earlier
+    output (views, pass-through inputs, repeated outputs)."""
+    outputs: list[Array] = []
+    for result in results:
+        array = np.asarray(result)
+        if not array.flags.writeable or any(
+            np.may_share_memory(array, other) for other in (*arguments, *outputs)
+        ):
+            array = array.copy()
+        outputs.append(array)
+    return outputs

@@ -1,0 +1,68 @@
+"""Where op classes meet their numba code: `numba_kernel`, dispatched on the op's class.
+
+A kernel receives the op, a `NodeInfo` (the names and types of the node's inputs and
+outputs in the generated function) and the `ModuleBuilder` collecting module-level
+helper functions, and returns the statement lines that assign the outputs. Helpers are
+named after a hash of their source, so equal helpers are emitted once and the module
+text depends only on the graph's structure.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+
+import attrs
+
+from fgraph import Constant, Op, TensorType
+
+
+class MissingKernelError(NotImplementedError):
+    """An op has no numba kernel; there is no silent object-mode fallback."""
+
+
+@attrs.frozen
+class NodeInfo:
+    """What a kernel needs to know about one node of the graph being compiled."""
+
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    input_types: tuple[TensorType, ...]
+    output_types: tuple[TensorType, ...]
+
+
+class ModuleBuilder:
+    """Accumulates helper functions for one generated module (a private, local builder:
+    it never escapes code generation)."""
+
+    def __init__(self) -> None:
+        self.helpers: dict[str, str] = {}
+        self.constants: dict[Constant, str] = {}
+
+    def constant(self, constant: Constant) -> str:
+        """The argument name through which the compiled function receives `constant`
+        (values are passed at call time, never written into the source)."""
+        return self.constants.setdefault(constant, f"c{len(self.constants)}")
+
+    def add_helper(self, template: str, *, fastmath: bool = False, parallel: bool = False) -> str:
+        """Register a function whose source names itself `NAME`; return its real name."""
+        options = "cache=True, error_model='numpy', nogil=True"
+        if fastmath:
+            options += ", fastmath=True"
+        if parallel:
+            options += ", parallel=True"
+        decorated = f"@numba.njit({options})\n{template.strip()}\n"
+        name = "k_" + hashlib.sha256(decorated.encode()).hexdigest()[:16]
+        self.helpers.setdefault(name, decorated.replace("NAME", name))
+        return name
+
+
+@functools.singledispatch
+def numba_kernel(op: Op, node: NodeInfo, module: ModuleBuilder) -> list[str]:
+    """Statement lines computing `node`'s outputs; registered per op class."""
+    raise MissingKernelError(f"no numba kernel for {type(op).__name__} ({op})")
+
+
+def dtype_expression(dtype: str) -> str:
+    """The numba/NumPy spelling of a dtype in generated code."""
+    return "np.bool_" if dtype == "bool" else f"np.{dtype}"

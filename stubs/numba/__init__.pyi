@@ -1,0 +1,33 @@
+# Type stubs for the parts of numba that fgraph uses (numba ships no type information).
+from collections.abc import Callable
+from typing import Any, TypeVar, overload
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+class NumbaType: ...
+
+def typeof(value: object) -> NumbaType: ...
+
+class Dispatcher:
+    """A compiled function: calls dispatch on argument types, compiling as needed."""
+
+    def __call__(self, *args: Any) -> Any: ...
+    def compile(self, signature: tuple[NumbaType, ...]) -> Any: ...
+    @property
+    def signatures(self) -> list[tuple[NumbaType, ...]]: ...
+
+@overload
+def njit(function: _F) -> Dispatcher: ...
+@overload
+def njit(
+    *,
+    cache: bool = ...,
+    parallel: bool = ...,
+    fastmath: bool = ...,
+    nogil: bool = ...,
+    error_model: str = ...,
+) -> Callable[[Callable[..., Any]], Dispatcher]: ...
+
+def prange(*args: int) -> range: ...
+
+__version__: str
