@@ -56,6 +56,7 @@ def generate(graph: Graph) -> GeneratedModule:
             outputs=tuple(f"v{number}_{k}" for k in range(len(node.output_types))),
             input_types=tuple(variable.type for variable in node.inputs),
             output_types=node.output_types,
+            prefix=f"n{number}_",
         )
         body.extend(numba_kernel(node.op, info, module))
         for output, name in zip(node.outputs, info.outputs):

@@ -1,4 +1,5 @@
-"""Element loops: `Elemwise` and `Fused` nodes become one explicit loop nest.
+"""Element loops: `Elemwise` and `Fused` nodes become one explicit loop nest, inlined
+into the entry function.
 
 Each output element is computed by inlined scalar expressions (no temporaries). Inputs
 broadcast along axes whose static length is 1; every other axis must match the loop
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from fgraph import Param, TensorType, Variable
+from fgraph import Variable
 from fgraph.variable import Constant
 from numba_backend.registry import ModuleBuilder, NodeInfo, dtype_expression, numba_kernel
 from numba_backend.scalar import scalar_expression
@@ -17,106 +18,81 @@ from ops.elemwise import Elemwise
 from ops.fused import Fused
 
 
-def _loop_lengths(input_types: Sequence[TensorType], rank: int) -> tuple[list[str], list[str]]:
-    """Per axis, the expression for the loop length and the runtime checks it needs."""
+def element_loop(node: NodeInfo, body: Sequence[str], scalar_names: Sequence[str]) -> list[str]:
+    """Lines computing `node.outputs` elementwise. `body` reads the scalar of input k as
+    `scalar_names[k]` and assigns output k's scalar to `{prefix}y{k}`."""
+    prefix = node.prefix
+    rank = node.output_types[0].ndim
+    lines: list[str] = []
     lengths: list[str] = []
-    checks: list[str] = []
     for axis in range(rank):
-        sources = [k for k, t in enumerate(input_types) if t.shape[axis] != 1]
+        sources = [k for k, t in enumerate(node.input_types) if t.shape[axis] != 1]
         if not sources:
             lengths.append("1")
             continue
-        first = sources[0]
-        lengths.append(f"a{first}.shape[{axis}]")
+        first = node.inputs[sources[0]]
+        lengths.append(f"{prefix}n{axis}")
+        lines.append(f"{prefix}n{axis} = {first}.shape[{axis}]")
         for other in sources[1:]:
-            checks.append(
-                f"    if a{other}.shape[{axis}] != a{first}.shape[{axis}]:\n"
-                f"        raise ValueError('elementwise inputs {first} and {other} differ in length "
-                f"along axis {axis} (broadcasting needs a static length of 1)')"
-            )
-    return lengths, checks
-
-
-def element_loop(
-    module: ModuleBuilder,
-    input_types: Sequence[TensorType],
-    output_types: Sequence[TensorType],
-    body: Sequence[str],
-    extra_arguments: Sequence[str] = (),
-) -> str:
-    """A helper computing outputs `o0..` elementwise; `body` reads scalars `x0..` (inputs)
-    and `extra_arguments` (scalars), and assigns scalars `y0..` (outputs)."""
-    rank = output_types[0].ndim
-    lengths, checks = _loop_lengths(input_types, rank)
-    indices = [f"j{axis}" for axis in range(rank)]
-    arguments = [f"a{k}" for k in range(len(input_types))] + list(extra_arguments)
-    lines = [f"def NAME({', '.join(arguments)}):", *checks]
+            lines += [
+                f"if {node.inputs[other]}.shape[{axis}] != {prefix}n{axis}:",
+                f"    raise ValueError('elementwise inputs {sources[0]} and {other} differ in "
+                f"length along axis {axis} (broadcasting needs a static length of 1)')",
+            ]
     shape = "(" + "".join(f"{length}, " for length in lengths) + ")"
-    for k, output_type in enumerate(output_types):
-        lines.append(f"    o{k} = np.empty({shape}, dtype={dtype_expression(output_type.dtype)})")
-    indent = "    "
+    for output, output_type in zip(node.outputs, node.output_types):
+        lines.append(f"{output} = np.empty({shape}, dtype={dtype_expression(output_type.dtype)})")
+    indent = ""
     for axis in range(rank):
-        lines.append(f"{indent}for j{axis} in range({lengths[axis]}):")
+        lines.append(f"{indent}for {prefix}j{axis} in range({lengths[axis]}):")
         indent += "    "
-    for k, input_type in enumerate(input_types):
+    for k, (source, input_type) in enumerate(zip(node.inputs, node.input_types)):
         position = ", ".join(
-            "0" if input_type.shape[axis] == 1 else indices[axis] for axis in range(rank)
+            "0" if input_type.shape[axis] == 1 else f"{prefix}j{axis}" for axis in range(rank)
         )
-        lines.append(f"{indent}x{k} = a{k}[{position if rank else '()'}]")
+        lines.append(f"{indent}{scalar_names[k]} = {source}[{position if rank else '()'}]")
     lines.extend(indent + line for line in body)
-    target = ", ".join(indices) if rank else "()"
-    for k in range(len(output_types)):
-        lines.append(f"{indent}o{k}[{target}] = y{k}")
-    outputs = ", ".join(f"o{k}" for k in range(len(output_types)))
-    lines.append(f"    return ({outputs},)")
-    return module.add_helper("\n".join(lines), fastmath=False)
+    target = ", ".join(f"{prefix}j{axis}" for axis in range(rank)) if rank else "()"
+    for k, output in enumerate(node.outputs):
+        lines.append(f"{indent}{output}[{target}] = {prefix}y{k}")
+    return lines
 
 
 @numba_kernel.register
 def _elemwise(op: Elemwise, node: NodeInfo, module: ModuleBuilder) -> list[str]:
-    arguments = tuple(f"x{k}" for k in range(len(node.inputs)))
-    expression = scalar_expression(op.scalar_op, arguments, node.output_types[0].dtype)
-    helper = element_loop(module, node.input_types, node.output_types, [f"y0 = {expression}"])
-    return [f"({node.outputs[0]},) = {helper}({', '.join(node.inputs)})"]
+    scalars = tuple(f"{node.prefix}x{k}" for k in range(len(node.inputs)))
+    expression = scalar_expression(op.scalar_op, scalars, node.output_types[0].dtype)
+    return element_loop(node, [f"{node.prefix}y0 = {expression}"], scalars)
 
 
 @numba_kernel.register
 def _fused(op: Fused, node: NodeInfo, module: ModuleBuilder) -> list[str]:
-    """Inner constants become extra scalar arguments (read from 0-d arrays), so the
-    helper's source does not depend on their values."""
+    """Inner constants are read from 0-d constant arguments (hoisted out of the loop), so
+    the source does not depend on their values."""
+    prefix = node.prefix
     inner = op.inner_graph
-    names: dict[Variable, str] = {param: f"x{k}" for k, param in enumerate(inner.inputs)}
-    constants: list[Constant] = []
-    body: list[str] = []
+    scalars = tuple(f"{prefix}x{k}" for k in range(len(inner.inputs)))
+    names: dict[Variable, str] = dict(zip(inner.inputs, scalars))
+    hoisted: list[str] = []
 
     def name_of(variable: Variable) -> str:
         found = names.get(variable)
         if found is None:
             if not isinstance(variable, Constant):
                 raise TypeError(f"Fused inner graph reads an unknown variable {variable!r}")
-            found = names[variable] = f"s{len(constants)}"
-            constants.append(variable)
+            found = names[variable] = f"{prefix}s{len(hoisted)}"
+            hoisted.append(f"{found} = {module.constant(variable)}[()]")
         return found
 
+    body: list[str] = []
     for number, inner_node in enumerate(inner.nodes):
         if not isinstance(inner_node.op, Elemwise):
             raise TypeError(f"Fused inner node {inner_node.op} is not Elemwise")
         arguments = tuple(name_of(variable) for variable in inner_node.inputs)
         dtype = inner_node.output_types[0].dtype
         expression = scalar_expression(inner_node.op.scalar_op, arguments, dtype)
-        body.append(f"t{number} = {dtype_expression(dtype)}({expression})")
-        names[inner_node.out] = f"t{number}"
+        body.append(f"{prefix}t{number} = {dtype_expression(dtype)}({expression})")
+        names[inner_node.out] = f"{prefix}t{number}"
     for k, output in enumerate(inner.outputs):
-        source = name_of(output) if not isinstance(output, Param) else names[output]
-        body.append(f"y{k} = {source}")
-    extra = [f"c_{name_of(constant)}" for constant in constants]
-    body = [f"{name_of(constant)} = c_{name_of(constant)}[()]" for constant in constants] + body
-    helper = element_loop(module, node.input_types, node.output_types, body, extra)
-    constant_arguments = [_constant_argument(module, constant) for constant in constants]
-    outputs = ", ".join(node.outputs)
-    return [f"({outputs},) = {helper}({', '.join([*node.inputs, *constant_arguments])})"]
-
-
-def _constant_argument(module: ModuleBuilder, constant: Constant) -> str:
-    """Inner constants are passed like outer ones: registered with the module."""
-    return module.constant(constant)
+        body.append(f"{prefix}y{k} = {name_of(output)}")
+    return hoisted + element_loop(node, body, scalars)

@@ -11,17 +11,18 @@ def _sum(op: Sum, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     (input_type,) = node.input_types
     (output_type,) = node.output_types
     rank = input_type.ndim
+    (source,) = node.inputs
+    (output,) = node.outputs
+    prefix = node.prefix
     kept = [axis for axis in range(rank) if axis not in op.axes]
     dtype = dtype_expression(output_type.dtype)
-    shape = "(" + "".join(f"a.shape[{axis}], " for axis in kept) + ")"
-    lines = ["def NAME(a):", f"    o = np.zeros({shape}, dtype={dtype})"]
-    indent = "    "
+    shape = "(" + "".join(f"{source}.shape[{axis}], " for axis in kept) + ")"
+    lines = [f"{output} = np.zeros({shape}, dtype={dtype})"]
+    indent = ""
     for axis in range(rank):
-        lines.append(f"{indent}for j{axis} in range(a.shape[{axis}]):")
+        lines.append(f"{indent}for {prefix}j{axis} in range({source}.shape[{axis}]):")
         indent += "    "
-    source = ", ".join(f"j{axis}" for axis in range(rank)) if rank else "()"
-    target = ", ".join(f"j{axis}" for axis in kept) if kept else "()"
-    lines.append(f"{indent}o[{target}] += a[{source}]")
-    lines.append("    return o")
-    helper = module.add_helper("\n".join(lines))
-    return [f"{node.outputs[0]} = {helper}({node.inputs[0]})"]
+    read = ", ".join(f"{prefix}j{axis}" for axis in range(rank)) if rank else "()"
+    target = ", ".join(f"{prefix}j{axis}" for axis in kept) if kept else "()"
+    lines.append(f"{indent}{output}[{target}] += {source}[{read}]")
+    return lines
