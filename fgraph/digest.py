@@ -45,7 +45,9 @@ def encode_value(value: object) -> bytes:
         case enum.Enum():
             return b"e" + _class_name(value) + b"." + value.name.encode() + b";"
         case np.ndarray() | np.generic():
-            array = np.ascontiguousarray(value)
+            # Not `np.ascontiguousarray`: it turns a 0-d array into shape (1,), which made a
+            # scalar constant digest like a length-1 vector. `tobytes` is C-ordered anyway.
+            array = np.asarray(value)
             header = b"a" + encode_value((array.dtype.name, tuple(array.shape)))
             return header + encode_value(array.tobytes())
         case TensorType():
@@ -58,6 +60,12 @@ def encode_value(value: object) -> bytes:
                 encode_value(field.name) + encode_value(getattr(value, field.name)) for field in fields
             )
             return b"A" + _class_name(value) + b"[" + body + b"]"
+        case _ if callable(value) and hasattr(value, "__qualname__"):
+            # A function parameter (op_from_graph's pullback override) is named by where it
+            # is defined. Two lambdas of one scope share a name; that is harmless because
+            # such functions only build derivative graphs, never what the op computes.
+            name = f"{getattr(value, '__module__', None)}.{getattr(value, '__qualname__')}"
+            return b"c" + encode_value(name)
     raise TypeError(
         f"cannot digest a parameter of type {type(value).__qualname__} ({value!r}); "
         "op fields must be plain values, tuples, enums, arrays, types, graphs or attrs classes"

@@ -51,7 +51,8 @@ def evaluate(outputs: Sequence[Variable], inputs: Mapping[Variable, Any]) -> lis
         raise MissingInputError(f"no value given for {display_name(variable)}, needed by {reader}")
 
     for node in nodes:
-        arguments = [value_of(input_, str(node.op)) for input_ in node.inputs]
+        arguments = tuple(value_of(input_, str(node.op)) for input_ in node.inputs)
+        node.op.check_values(tuple(input_.type for input_ in node.inputs), arguments)
         results = node.op.perform(*arguments)
         _check_results(node.op, node.output_types, results)
         for output, result in zip(node.outputs, results):

@@ -42,6 +42,14 @@ class Op:
     def perform(self, *inputs: Array) -> tuple[Array, ...]:
         raise NotImplementedError(f"{type(self).__name__} does not define perform")
 
+    def check_values(self, input_types: tuple[TensorType, ...], inputs: tuple[Array, ...]) -> None:
+        """Run-time checks that need the node's static input types, before `perform`.
+
+        `perform` sees only arrays; an op whose meaning depends on static types (say,
+        broadcasting only along axes statically of length 1) checks values here, so the
+        reference evaluator rejects what the compiled code would. Default: nothing.
+        """
+
     def pullback(
         self,
         inputs: tuple[Variable, ...],

@@ -282,10 +282,16 @@ class _ConstantMeta(InternedMeta):
 
 
 def _constant_key(data: object) -> tuple[Hashable, tuple[object, ...]]:
-    """Copy to a read-only contiguous array; key on (dtype, shape, raw bytes)."""
-    array: ReadOnlyArray = np.array(data, order="C", copy=True)
-    as_dtype(array.dtype)  # reject object/str arrays with a clear error
-    array.setflags(write=False)
+    """Copy once into immutable bytes; key on (dtype, shape, raw bytes).
+
+    The array is a view of a `bytes` object, so nobody can turn its WRITEABLE flag back on
+    (an array owning its memory allows that), and the intern key, which shares the buffer,
+    cannot be corrupted. Byte order is made native so equal values have equal bytes.
+    """
+    source = np.asarray(data)
+    dtype = np.dtype(as_dtype(source.dtype))  # rejects object/str arrays with a clear error
+    raw = source.astype(dtype, copy=False).tobytes(order="C")
+    array: ReadOnlyArray = np.frombuffer(raw, dtype=dtype).reshape(source.shape)
     return _ConstantKey(array), (array,)
 
 

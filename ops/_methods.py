@@ -16,7 +16,14 @@ from fgraph.operators import (
     UnaryName,
     install,
 )
-from ops import elemwise, linalg, reduction, shape, subtensor
+import ops.elemwise as elemwise
+import ops.linalg as linalg
+import ops.reduction as reduction
+import ops.subtensor as subtensor
+from ops.shape import flatten, reshape, shape, transpose
+
+# `ops.shape` and `ops.scalar` are user functions in the `ops` namespace that shadow the
+# submodules of the same names: import from those modules by name, never `from ops import`.
 
 _BINARY: dict[str, Callable[[TensorLike, TensorLike], Variable]] = {
     "add": elemwise.add,
@@ -76,19 +83,19 @@ class _Methods:
         return subtensor.getitem(x, index)
 
     def transpose(self, x: Variable, axes: Sequence[int] | None) -> Variable:
-        return shape.transpose(x, None if axes is None else tuple(axes))
+        return transpose(x, None if axes is None else tuple(axes))
 
     def reshape(self, x: Variable, new_shape: TensorLike) -> Variable:
-        return shape.reshape(x, new_shape)
+        return reshape(x, new_shape)
 
     def astype(self, x: Variable, dtype: str) -> Variable:
         return elemwise.cast(x, dtype)
 
     def flatten(self, x: Variable) -> Variable:
-        return shape.flatten(x)
+        return flatten(x)
 
     def shape(self, x: Variable) -> Variable:
-        return shape.shape(x)
+        return shape(x)
 
 
 install(_Methods())

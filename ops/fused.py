@@ -18,7 +18,7 @@ from fgraph import Graph, Op, Param, ShapeError, TensorType, Variable, broadcast
 from fgraph.dtypes import is_inexact
 from fgraph.op import Array
 from fgraph.variable import Constant
-from ops.elemwise import Elemwise, elemwise, second, zeros_like
+from ops.elemwise import Elemwise, check_static_broadcast, elemwise, second, zeros_like
 
 
 def _check_scalar_graph(graph: Graph) -> Graph:
@@ -53,6 +53,9 @@ class Fused(Op):
             raise ShapeError(f"{self}: inputs need equal ranks, got {listed}")
         shape = broadcast_shapes(*(t.shape for t in input_types))
         return tuple(TensorType(output.dtype, shape) for output in self.inner_graph.outputs)
+
+    def check_values(self, input_types: tuple[TensorType, ...], inputs: tuple[Array, ...]) -> None:
+        check_static_broadcast(self, input_types, inputs, range(inputs[0].ndim if inputs else 0))
 
     def perform(self, *inputs: Array) -> tuple[Array, ...]:
         shape = np.broadcast_shapes(*(x.shape for x in inputs))

@@ -2,18 +2,24 @@
 and `jacobian` / `hessian` built from them.
 
 Derivatives are graphs built from each op's `pullback` / `pushforward`, so they can be
-differentiated again (any order), rewritten and compiled like any other graph.
+differentiated again (any order), rewritten and compiled like any other graph. Only
+float and complex variables carry derivatives: a derivative flowing into an integer or
+boolean variable stops there (its `None` means zero, as in the op protocol).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal, overload
+
+import numpy as np
 
 from fgraph import Variable, display_name, toposort
 from fgraph.dtypes import is_inexact
 from fgraph.node import Apply
-from ops.elemwise import add, cast, ones_like, zeros_like
+from ops.convert import constant
+from ops.dimshuffle import DimShuffle
+from ops.elemwise import add, cast, ones_like, second, zeros_like
 
 Disconnected = Literal["raise", "zero"]
 
@@ -52,22 +58,25 @@ def grad(
     """Gradient of the scalar `cost` with respect to `wrt` (a variable or a sequence).
 
     `known_grads` maps intermediate variables to cotangents to start from (with or
-    without a cost). A `wrt` the cost does not depend on raises DisconnectedInputError,
-    or gets zeros with `disconnected_inputs="zero"`.
+    without a cost; they add to what flows from the cost). A `wrt` the cost does not
+    depend on raises DisconnectedInputError, or gets zeros with
+    `disconnected_inputs="zero"`.
     """
     targets = [wrt] if isinstance(wrt, Variable) else list(wrt)
-    seeds: dict[Variable, Variable] = {}
+    _check_differentiable(targets, "grad")
+    pairs: list[tuple[Variable, Variable]] = []
     if cost is not None:
         if cost.ndim != 0:
             raise TypeError(f"grad: cost must be a scalar, got {cost.type}; sum it or use jacobian")
         if not is_inexact(cost.dtype):
             raise TypeError(f"grad: cost must be a float, got {cost.dtype}")
-        seeds[cost] = ones_like(cost)
+        pairs.append((cost, ones_like(cost)))
+    _check_differentiable(known_grads or (), "grad known_grads")
     for variable, cotangent in (known_grads or {}).items():
-        seeds[variable] = _checked(cotangent, variable, "known_grads")
-    if not seeds:
+        pairs.append((variable, _checked(cotangent, variable, "grad known_grads")))
+    if not pairs:
         raise ValueError("grad: give a cost or known_grads")
-    gradients = _pullback(seeds, targets)
+    gradients = backpropagate(sum_by_variable(pairs), targets)
     results: list[Variable] = []
     for target, gradient in zip(targets, gradients):
         if gradient is None:
@@ -88,12 +97,18 @@ def vjp(
     (zeros for inputs the outputs do not depend on)."""
     if len(outputs) != len(cotangents):
         raise ValueError(f"vjp: {len(outputs)} outputs but {len(cotangents)} cotangents")
-    return grad(
-        None,
-        list(wrt),
-        known_grads=dict(zip(outputs, cotangents)),
-        disconnected_inputs="zero",
-    )
+    targets = list(wrt)
+    _check_differentiable(targets, "vjp")
+    _check_differentiable(outputs, "vjp outputs")
+    pairs = [
+        (output, _checked(cotangent, output, "vjp cotangent"))
+        for output, cotangent in zip(outputs, cotangents)
+    ]
+    gradients = backpropagate(sum_by_variable(pairs), targets)
+    return [
+        zeros_like(target) if gradient is None else gradient
+        for target, gradient in zip(targets, gradients)
+    ]
 
 
 def jvp(
@@ -103,61 +118,64 @@ def jvp(
     (zeros for outputs that do not depend on `wrt`)."""
     if len(wrt) != len(tangents):
         raise ValueError(f"jvp: {len(wrt)} inputs but {len(tangents)} tangents")
-    known: dict[Variable, Variable] = {
-        variable: _checked(tangent, variable, "jvp tangent") for variable, tangent in zip(wrt, tangents)
-    }
-    for node in toposort(outputs):
-        input_tangents = tuple(known.get(input_) for input_ in node.inputs)
-        if all(tangent is None for tangent in input_tangents):
-            continue
-        output_tangents = node.op.pushforward(node.inputs, node.outputs, input_tangents)
-        _check_arity(node, output_tangents, "pushforward")
-        for output, tangent in zip(node.outputs, output_tangents):
-            if tangent is not None:
-                known[output] = _checked(tangent, output, f"{node.op}.pushforward")
-    results: list[Variable] = []
-    for wanted in outputs:
-        tangent = known.get(wanted)
-        results.append(zeros_like(wanted) if tangent is None else tangent)
-    return results
+    _check_differentiable(wrt, "jvp")
+    pairs = [
+        (variable, _checked(tangent, variable, "jvp tangent"))
+        for variable, tangent in zip(wrt, tangents)
+    ]
+    found = propagate_tangents(sum_by_variable(pairs), outputs)
+    return [
+        zeros_like(output) if tangent is None else tangent
+        for output, tangent in zip(outputs, found)
+    ]
 
 
 def jacobian(expression: Variable, wrt: Variable) -> Variable:
-    """d expression[i] / d wrt, stacked along a new leading axis (static lengths only)."""
+    """d expression[i] / d wrt, stacked along a new leading axis: shape
+    expression.shape + wrt.shape. The expression is a scalar or a vector of static
+    length (one reverse pass per entry)."""
     from ops.shape import stack
 
     if expression.ndim == 0:
         return grad(expression, wrt, disconnected_inputs="zero")
-    if expression.ndim != 1 or expression.type.shape[0] is None:
+    length = expression.type.shape[0]
+    if expression.ndim != 1 or length is None:
         raise TypeError(
-            f"jacobian: expression must be a scalar or a vector of static length, got {expression.type}"
+            "jacobian: expression must be a scalar or a vector of static length, "
+            f"got {expression.type}"
         )
-    rows = [grad(expression[i], wrt, disconnected_inputs="zero") for i in range(expression.type.shape[0])]
+    if length == 0:
+        # Zeros of shape (0,) + wrt.shape: an empty constant broadcast against wrt (so the
+        # result does not need the expression's value).
+        empty = DimShuffle((0, *(None,) * wrt.ndim))(constant(np.zeros(0, dtype=wrt.dtype)))
+        return second(empty, zeros_like(DimShuffle((None, *range(wrt.ndim)))(wrt)))
+    rows = [grad(expression[i], wrt, disconnected_inputs="zero") for i in range(length)]
     return stack(rows)
 
 
 def hessian(cost: Variable, wrt: Variable) -> Variable:
-    """Second derivatives of a scalar cost with respect to a vector `wrt` (static length)."""
-    return jacobian(grad(cost, wrt), wrt)
+    """Second derivatives of a scalar cost with respect to a vector `wrt` of static length
+    (zeros where the cost does not depend on it)."""
+    return jacobian(grad(cost, wrt, disconnected_inputs="zero"), wrt)
 
 
-def _pullback(seeds: Mapping[Variable, Variable], targets: Sequence[Variable]) -> list[Variable | None]:
-    """Accumulate cotangents from `seeds` back to `targets`, through nodes on a path."""
-    for target in targets:
-        if not isinstance(target, Variable):
-            raise TypeError(f"grad: wrt must hold variables, got {target!r}")
-        if not is_inexact(target.dtype):
-            raise TypeError(f"grad: {display_name(target)} has dtype {target.dtype}; gradients need floats")
-    nodes = toposort(tuple(seeds))
-    on_path: set[Variable] = set(targets)
+def backpropagate(
+    seeds: Mapping[Variable, Variable], targets: Sequence[Variable]
+) -> list[Variable | None]:
+    """Cotangents of `targets` given those of `seeds` (float or complex variables),
+    accumulated through the nodes on a path from a target to a seed; None where no path
+    exists (disconnected) and for integer targets."""
+    on_path: set[Variable] = {target for target in targets if is_inexact(target.dtype)}
     relevant: list[Apply] = []
-    for node in nodes:
+    for node in toposort(tuple(seeds)):
         if any(input_ in on_path for input_ in node.inputs):
             relevant.append(node)
-            on_path.update(node.outputs)
-    contributions: dict[Variable, list[Variable]] = {v: [c] for v, c in seeds.items()}
+            on_path.update(output for output in node.outputs if is_inexact(output.dtype))
+    contributions: dict[Variable, list[Variable]] = {
+        variable: [cotangent] for variable, cotangent in seeds.items()
+    }
     for node in reversed(relevant):
-        output_cotangents = tuple(_total(contributions.pop(output, None)) for output in node.outputs)
+        output_cotangents = tuple(_collect(contributions, output) for output in node.outputs)
         if all(cotangent is None for cotangent in output_cotangents):
             continue
         input_cotangents = node.op.pullback(node.inputs, node.outputs, output_cotangents)
@@ -166,15 +184,59 @@ def _pullback(seeds: Mapping[Variable, Variable], targets: Sequence[Variable]) -
             if cotangent is not None and input_ in on_path:
                 checked = _checked(cotangent, input_, f"{node.op}.pullback")
                 contributions.setdefault(input_, []).append(checked)
-    return [_total(contributions.get(target)) for target in targets]
+    return [_collect(contributions, target) for target in targets]
 
 
-def _total(parts: list[Variable] | None) -> Variable | None:
+def propagate_tangents(
+    tangents: Mapping[Variable, Variable], outputs: Sequence[Variable]
+) -> list[Variable | None]:
+    """Tangents of `outputs` given those of some variables they depend on; None for the
+    outputs that do not depend on them. A tangent given for an intermediate variable adds
+    to what flows into it, mirroring `backpropagate` (so jvp and vjp stay adjoint)."""
+    known = dict(tangents)
+    for node in toposort(outputs):
+        input_tangents = tuple(known.get(input_) for input_ in node.inputs)
+        if all(tangent is None for tangent in input_tangents):
+            continue
+        output_tangents = node.op.pushforward(node.inputs, node.outputs, input_tangents)
+        _check_arity(node, output_tangents, "pushforward")
+        for output, tangent in zip(node.outputs, output_tangents):
+            if tangent is not None and is_inexact(output.dtype):
+                pushed = _checked(tangent, output, f"{node.op}.pushforward")
+                given = tangents.get(output)
+                known[output] = pushed if given is None else add(given, pushed)
+    return [known.get(output) for output in outputs]
+
+
+def _check_differentiable(variables: Iterable[Variable], caller: str) -> None:
+    for variable in variables:
+        if not isinstance(variable, Variable):
+            raise TypeError(f"{caller}: expected variables, got {variable!r}")
+        if not is_inexact(variable.dtype):
+            raise TypeError(
+                f"{caller}: {display_name(variable)} has dtype {variable.dtype}; "
+                "derivatives need float or complex variables"
+            )
+
+
+def sum_by_variable(pairs: Iterable[tuple[Variable, Variable]]) -> dict[Variable, Variable]:
+    """Derivatives per variable, adding those given twice for the same variable."""
+    totals: dict[Variable, Variable] = {}
+    for variable, derivative in pairs:
+        found = totals.get(variable)
+        totals[variable] = derivative if found is None else add(found, derivative)
+    return totals
+
+
+def _collect(contributions: dict[Variable, list[Variable]], variable: Variable) -> Variable | None:
+    """The sum of the contributions to `variable`, stored back so it is built once."""
+    parts = contributions.get(variable)
     if not parts:
         return None
     total = parts[0]
     for part in parts[1:]:
         total = add(total, part)
+    contributions[variable] = [total]
     return total
 
 
@@ -187,7 +249,9 @@ def _check_arity(node: Apply, results: Sequence[Variable | None], method: str) -
 def _checked(derivative: Variable, primal: Variable, source: str) -> Variable:
     """A derivative must match its primal's rank and static shape; its dtype is cast."""
     if not isinstance(derivative, Variable):
-        raise TypeError(f"{source}: expected a Variable for {display_name(primal)}, got {derivative!r}")
+        raise TypeError(
+            f"{source}: expected a Variable for {display_name(primal)}, got {derivative!r}"
+        )
     if derivative.ndim != primal.ndim or any(
         want is not None and got is not None and want != got
         for want, got in zip(primal.type.shape, derivative.type.shape)
@@ -197,6 +261,3 @@ def _checked(derivative: Variable, primal: Variable, source: str) -> Variable:
             f"expected the shape of {primal.type}"
         )
     return derivative if derivative.dtype == primal.dtype else cast(derivative, primal.dtype)
-
-
-

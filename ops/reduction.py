@@ -1,4 +1,11 @@
-"""Reductions: `Sum` and the functions built on it.
+"""Reductions and scans: the ops `Sum`, `Prod`, `Max`, `Min`, `All`, `Any` (over a set of
+axes), `Argmax`, `Argmin` (over one axis or all), `CumSum`, `CumProd` (along one axis),
+and the NumPy-named functions on top of them.
+
+Reduction ops always drop their axes; `keepdims=True` is a `DimShuffle` that re-inserts
+them, so rewrites see a single form. `mean`, `var`, `std`, `logsumexp`, `softmax` and
+`log_softmax` are compositions of these ops and elementwise ones, so rewrites see
+through them and their derivatives come for free.
 
 This module defines `sum`, `max`, `min`, `all`, `any` like NumPy does, shadowing the
 builtins: use `builtins.any(...)` inside it.
@@ -6,53 +13,131 @@ builtins: use `builtins.any(...)` inside it.
 
 from __future__ import annotations
 
+import abc
 import builtins
-from collections.abc import Sequence
+import math
+import operator
+from collections.abc import Callable, Iterable, Sequence
+from typing import SupportsIndex
 
 import attrs
 import numpy as np
 
-from fgraph import Op, TensorType, Variable
+from fgraph import DTypeError, Op, ShapeError, TensorType, Variable
+from fgraph.dtypes import is_complex, is_inexact
 from fgraph.op import Array
-from fgraph.operators import TensorLike
+from fgraph.operators import Axis, TensorLike
 from ops.convert import as_tensor
 from ops.dimshuffle import DimShuffle
+from ops.elemwise import (
+    cast,
+    eq,
+    exp,
+    isfinite,
+    log,
+    logical_and,
+    logical_or,
+    maximum,
+    second,
+    sqrt,
+    where,
+)
 
 
-def normalize_axes(axis: int | Sequence[int] | None, ndim: int, what: str) -> tuple[int, ...]:
-    """Sorted, non-negative, distinct axes; None means all axes."""
+def normalize_axes(axis: Axis, ndim: int, what: str) -> tuple[int, ...]:
+    """Sorted, non-negative, distinct axes; None means all axes. Errors name `what`."""
     if axis is None:
         return tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
-    for a in axes:
+    given: tuple[object, ...] = tuple(axis) if isinstance(axis, Sequence) else (axis,)
+    normalized: list[int] = []
+    for a in given:
+        if isinstance(a, bool) or not isinstance(a, (int, np.integer)):
+            raise TypeError(f"{what}: axis must be an int or a sequence of ints, got {axis!r}")
         if not -ndim <= a < ndim:
-            raise ValueError(f"{what}: axis {a} is out of bounds for rank {ndim}")
-    normalized = sorted(a % ndim for a in axes)
+            raise ShapeError(f"{what}: axis {a} is out of bounds for an input of rank {ndim}")
+        normalized.append(int(a) % ndim)
     if len(set(normalized)) != len(normalized):
-        raise ValueError(f"{what}: repeated axis in {axes}")
+        raise ValueError(f"{what}: repeated axis in {given}")
+    normalized.sort()
     return tuple(normalized)
 
 
-def _as_axes(axes: Sequence[int]) -> tuple[int, ...]:
-    return tuple(sorted(int(a) for a in axes))
+def keep_dims(x: Variable, reduced: Variable, axes: tuple[int, ...], keepdims: bool) -> Variable:
+    """Re-insert reduced axes as length 1 when `keepdims` is set."""
+    return restore_axes(reduced, axes, x.ndim) if keepdims else reduced
 
 
+def restore_axes(reduced: Variable, axes: tuple[int, ...], ndim: int) -> Variable:
+    """`reduced` with length-1 axes inserted at `axes`, so it broadcasts against the
+    rank-`ndim` value it was reduced from."""
+    if not axes:
+        return reduced
+    kept = iter(range(reduced.ndim))
+    return DimShuffle(tuple(None if a in axes else next(kept) for a in range(ndim)))(reduced)
+
+
+# --- op fields -------------------------------------------------------------------------
+def _as_axes(axes: Iterable[SupportsIndex]) -> tuple[int, ...]:
+    return tuple(sorted(operator.index(a) for a in axes))
+
+
+def _check_axes(op: object, attribute: object, axes: tuple[int, ...]) -> None:
+    if builtins.any(a < 0 for a in axes) or len(set(axes)) != len(axes):
+        raise ValueError(f"{type(op).__name__}: axes {axes} must be distinct and non-negative")
+
+
+def _as_axis(axis: SupportsIndex | None) -> int | None:
+    return None if axis is None else operator.index(axis)
+
+
+def _check_optional_axis(op: object, attribute: object, axis: int | None) -> None:
+    if axis is not None:
+        _check_axis(op, attribute, axis)
+
+
+def _check_axis(op: object, attribute: object, axis: int) -> None:
+    if axis < 0:
+        raise ValueError(f"{type(op).__name__}: axis {axis} must be non-negative")
+
+
+def _check_in_rank(op: Op, axes: Iterable[int], x: TensorType) -> None:
+    for a in axes:
+        if a >= x.ndim:
+            raise ShapeError(f"{op}: axis {a} is out of bounds for input {x}")
+
+
+def _reduced_shape(x: TensorType, axes: tuple[int, ...]) -> tuple[int | None, ...]:
+    return tuple(length for a, length in enumerate(x.shape) if a not in axes)
+
+
+# --- reductions over a set of axes -------------------------------------------------------
 @attrs.frozen(cache_hash=True)
-class Sum(Op):
-    """Sum over `axes` (dropped from the output); dtype as `numpy.sum`."""
+class Reduction(Op, abc.ABC):
+    """Base of the reductions over `axes`, which the output drops. Subclasses give the
+    NumPy implementation (`reduce`), which also fixes the output dtype as NumPy's."""
 
-    axes: tuple[int, ...] = attrs.field(converter=_as_axes)
+    axes: tuple[int, ...] = attrs.field(converter=_as_axes, validator=_check_axes)
+
+    @abc.abstractmethod
+    def reduce(self, x: Array, axes: tuple[int, ...]) -> Array:
+        """NumPy's implementation, e.g. `numpy.sum(x, axes)`."""
 
     def infer(self, *input_types: TensorType) -> tuple[TensorType, ...]:
         (x,) = input_types
-        if builtins.any(a >= x.ndim for a in self.axes):
-            raise ValueError(f"{self}: axes out of bounds for input {x}")
-        dtype = np.sum(np.zeros(1, dtype=x.dtype)).dtype.name
-        shape = tuple(n for a, n in enumerate(x.shape) if a not in self.axes)
-        return (TensorType(dtype, shape),)
+        _check_in_rank(self, self.axes, x)
+        dtype = self.reduce(np.ones(1, dtype=x.dtype), (0,)).dtype.name
+        return (TensorType(dtype, _reduced_shape(x, self.axes)),)
 
     def perform(self, *inputs: Array) -> tuple[Array, ...]:
-        return (np.asarray(np.sum(inputs[0], axis=self.axes)),)
+        return (self.reduce(inputs[0], self.axes),)
+
+
+@attrs.frozen(cache_hash=True)
+class Sum(Reduction):
+    """Sum over `axes`; dtype as `numpy.sum` (ints widen to int64, bools count)."""
+
+    def reduce(self, x: Array, axes: tuple[int, ...]) -> Array:
+        return np.asarray(np.sum(x, axis=axes))
 
     def pullback(
         self,
@@ -60,15 +145,11 @@ class Sum(Op):
         outputs: tuple[Variable, ...],
         cotangents: tuple[Variable | None, ...],
     ) -> tuple[Variable | None, ...]:
-        from ops.elemwise import cast, second
-
         (x,) = inputs
         (cotangent,) = cotangents
-        if cotangent is None:
+        if cotangent is None or not is_inexact(x.dtype):
             return (None,)
-        kept = iter(range(cotangent.ndim))
-        expanded = DimShuffle(tuple(None if a in self.axes else next(kept) for a in range(x.ndim)))
-        return (cast(second(x, expanded(cotangent)), x.dtype),)
+        return (cast(second(x, restore_axes(cotangent, self.axes, x.ndim)), x.dtype),)
 
     def pushforward(
         self,
@@ -77,63 +158,492 @@ class Sum(Op):
         tangents: tuple[Variable | None, ...],
     ) -> tuple[Variable | None, ...]:
         (tangent,) = tangents
-        return (None if tangent is None else self(tangent),)
+        if tangent is None or not is_inexact(outputs[0].dtype):
+            return (None,)
+        return (self(tangent),)
 
 
-def sum(x: TensorLike, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Variable:
-    """Sum over `axis` (all axes by default), as `numpy.sum`."""
+@attrs.frozen(cache_hash=True)
+class Prod(Reduction):
+    """Product over `axes`; dtype as `numpy.prod`.
+
+    Its derivative is the product of the other elements, computed as the product of
+    the nonzero elements divided by the element (or not divided, at a zero), and
+    masked to zero where another element of the group is zero. So it is exact for
+    any number of zeros (it can overflow where dividing by a tiny element does). Its
+    own derivative treats the zero pattern as fixed: second derivatives are exact
+    only where no element of the group is zero.
+    """
+
+    def reduce(self, x: Array, axes: tuple[int, ...]) -> Array:
+        return np.asarray(np.prod(x, axis=axes))
+
+    def pullback(
+        self,
+        inputs: tuple[Variable, ...],
+        outputs: tuple[Variable, ...],
+        cotangents: tuple[Variable | None, ...],
+    ) -> tuple[Variable | None, ...]:
+        (x,) = inputs
+        (cotangent,) = cotangents
+        if cotangent is None or not is_inexact(x.dtype):
+            return (None,)
+        others = _product_of_others(x, self.axes)
+        return (cast(restore_axes(cotangent, self.axes, x.ndim) * others, x.dtype),)
+
+    def pushforward(
+        self,
+        inputs: tuple[Variable, ...],
+        outputs: tuple[Variable, ...],
+        tangents: tuple[Variable | None, ...],
+    ) -> tuple[Variable | None, ...]:
+        (x,) = inputs
+        (tangent,) = tangents
+        if tangent is None or not is_inexact(x.dtype):
+            return (None,)
+        return (Sum(self.axes)(tangent * _product_of_others(x, self.axes)),)
+
+
+def _product_of_others(x: Variable, axes: tuple[int, ...]) -> Variable:
+    """For each element of `x`, the product of the other elements of its group along
+    `axes` (the derivative of the group's product), exact when elements are zero."""
+    is_zero = eq(x, 0)
+    nonzero = x + cast(is_zero, x.dtype)  # zeros replaced by ones
+    zeros = restore_axes(Sum(axes)(is_zero), axes, x.ndim)
+    product = restore_axes(Prod(axes)(nonzero), axes, x.ndim)
+    # Nonzero only where no other element of the group is zero.
+    alone = logical_or(eq(zeros, 0), logical_and(eq(zeros, 1), is_zero))
+    return where(alone, product / nonzero, 0)
+
+
+@attrs.frozen(cache_hash=True)
+class Extremum(Reduction, abc.ABC):
+    """Base of `Max` and `Min`: reducing an empty axis is an error (no identity), and the
+    derivative is split evenly among the positions attaining the extremum (so ties
+    share it, as in JAX: a valid subgradient whose entries sum to the cotangent)."""
+
+    def infer(self, *input_types: TensorType) -> tuple[TensorType, ...]:
+        (x,) = input_types
+        empty = [a for a in self.axes if a < x.ndim and x.shape[a] == 0]
+        if empty:
+            raise ShapeError(f"{self}: axis {empty[0]} of input {x} is empty (no identity)")
+        return super().infer(x)
+
+    def perform(self, *inputs: Array) -> tuple[Array, ...]:
+        (x,) = inputs
+        empty = [a for a in self.axes if x.shape[a] == 0]
+        if empty:
+            raise ValueError(
+                f"{self}: axis {empty[0]} of the input {x.shape} is empty (no identity)"
+            )
+        return super().perform(x)
+
+    def pullback(
+        self,
+        inputs: tuple[Variable, ...],
+        outputs: tuple[Variable, ...],
+        cotangents: tuple[Variable | None, ...],
+    ) -> tuple[Variable | None, ...]:
+        (x,) = inputs
+        (cotangent,) = cotangents
+        if cotangent is None or not is_inexact(x.dtype):
+            return (None,)
+        weights = _extremum_weights(x, outputs[0], self.axes)
+        return (cast(restore_axes(cotangent, self.axes, x.ndim) * weights, x.dtype),)
+
+    def pushforward(
+        self,
+        inputs: tuple[Variable, ...],
+        outputs: tuple[Variable, ...],
+        tangents: tuple[Variable | None, ...],
+    ) -> tuple[Variable | None, ...]:
+        (x,) = inputs
+        (tangent,) = tangents
+        if tangent is None or not is_inexact(x.dtype):
+            return (None,)
+        return (Sum(self.axes)(tangent * _extremum_weights(x, outputs[0], self.axes)),)
+
+
+def _extremum_weights(x: Variable, extremum: Variable, axes: tuple[int, ...]) -> Variable:
+    """1 / (number of ties) where `x` attains its group's extremum, 0 elsewhere."""
+    hits = cast(eq(x, restore_axes(extremum, axes, x.ndim)), x.dtype)
+    return hits / restore_axes(Sum(axes)(hits), axes, x.ndim)
+
+
+@attrs.frozen(cache_hash=True)
+class Max(Extremum):
+    """Maximum over `axes` (NaN propagates, as `numpy.max`)."""
+
+    def reduce(self, x: Array, axes: tuple[int, ...]) -> Array:
+        return np.asarray(np.max(x, axis=axes))
+
+
+@attrs.frozen(cache_hash=True)
+class Min(Extremum):
+    """Minimum over `axes` (NaN propagates, as `numpy.min`)."""
+
+    def reduce(self, x: Array, axes: tuple[int, ...]) -> Array:
+        return np.asarray(np.min(x, axis=axes))
+
+
+@attrs.frozen(cache_hash=True)
+class Logical(Reduction, abc.ABC):
+    """Base of `All` and `Any`: boolean results, no derivative."""
+
+    def pullback(
+        self,
+        inputs: tuple[Variable, ...],
+        outputs: tuple[Variable, ...],
+        cotangents: tuple[Variable | None, ...],
+    ) -> tuple[Variable | None, ...]:
+        return (None,)
+
+    def pushforward(
+        self,
+        inputs: tuple[Variable, ...],
+        outputs: tuple[Variable, ...],
+        tangents: tuple[Variable | None, ...],
+    ) -> tuple[Variable | None, ...]:
+        return (None,)
+
+
+@attrs.frozen(cache_hash=True)
+class All(Logical):
+    """Whether all elements over `axes` are nonzero (True over an empty axis)."""
+
+    def reduce(self, x: Array, axes: tuple[int, ...]) -> Array:
+        return np.asarray(np.all(x, axis=axes))
+
+
+@attrs.frozen(cache_hash=True)
+class Any(Logical):
+    """Whether any element over `axes` is nonzero (False over an empty axis)."""
+
+    def reduce(self, x: Array, axes: tuple[int, ...]) -> Array:
+        return np.asarray(np.any(x, axis=axes))
+
+
+# --- index reductions ---------------------------------------------------------------------
+@attrs.frozen(cache_hash=True)
+class ArgExtremum(Op, abc.ABC):
+    """Base of `Argmax` and `Argmin`: the int64 index of the first extremum along `axis`,
+    or into the flattened input when `axis` is None. Not differentiable."""
+
+    axis: int | None = attrs.field(converter=_as_axis, validator=_check_optional_axis)
+
+    @abc.abstractmethod
+    def reduce(self, x: Array) -> Array:
+        """NumPy's implementation, e.g. `numpy.argmax(x, self.axis)`."""
+
+    def _reduced_axes(self, ndim: int) -> tuple[int, ...]:
+        return tuple(range(ndim)) if self.axis is None else (self.axis,)
+
+    def infer(self, *input_types: TensorType) -> tuple[TensorType, ...]:
+        (x,) = input_types
+        axes = self._reduced_axes(x.ndim)
+        _check_in_rank(self, axes, x)
+        empty = [a for a in axes if x.shape[a] == 0]
+        if empty:
+            raise ShapeError(f"{self}: axis {empty[0]} of input {x} is empty")
+        return (TensorType("int64", _reduced_shape(x, axes)),)
+
+    def perform(self, *inputs: Array) -> tuple[Array, ...]:
+        (x,) = inputs
+        empty = [a for a in self._reduced_axes(x.ndim) if x.shape[a] == 0]
+        if empty:
+            raise ValueError(f"{self}: axis {empty[0]} of the input {x.shape} is empty")
+        return (self.reduce(x).astype("int64"),)
+
+    def pullback(
+        self,
+        inputs: tuple[Variable, ...],
+        outputs: tuple[Variable, ...],
+        cotangents: tuple[Variable | None, ...],
+    ) -> tuple[Variable | None, ...]:
+        return (None,)
+
+    def pushforward(
+        self,
+        inputs: tuple[Variable, ...],
+        outputs: tuple[Variable, ...],
+        tangents: tuple[Variable | None, ...],
+    ) -> tuple[Variable | None, ...]:
+        return (None,)
+
+
+@attrs.frozen(cache_hash=True)
+class Argmax(ArgExtremum):
+    def reduce(self, x: Array) -> Array:
+        return np.asarray(np.argmax(x, axis=self.axis))
+
+
+@attrs.frozen(cache_hash=True)
+class Argmin(ArgExtremum):
+    def reduce(self, x: Array) -> Array:
+        return np.asarray(np.argmin(x, axis=self.axis))
+
+
+# --- scans along one axis -------------------------------------------------------------------
+@attrs.frozen(cache_hash=True)
+class Cumulative(Op, abc.ABC):
+    """Base of `CumSum` and `CumProd` along `axis`; with `reverse`, from the end (so the
+    pullback of a scan is the reversed scan, without flipping arrays)."""
+
+    axis: int = attrs.field(converter=operator.index, validator=_check_axis)
+    reverse: bool = attrs.field(default=False, converter=bool)
+
+    @abc.abstractmethod
+    def scan(self, x: Array, axis: int) -> Array:
+        """NumPy's implementation, e.g. `numpy.cumsum(x, axis)`."""
+
+    def infer(self, *input_types: TensorType) -> tuple[TensorType, ...]:
+        (x,) = input_types
+        _check_in_rank(self, (self.axis,), x)
+        return (TensorType(self.scan(np.ones(1, dtype=x.dtype), 0).dtype.name, x.shape),)
+
+    def perform(self, *inputs: Array) -> tuple[Array, ...]:
+        (x,) = inputs
+        if not self.reverse:
+            return (self.scan(x, self.axis),)
+        flipped = self.scan(np.flip(x, self.axis), self.axis)
+        return (np.ascontiguousarray(np.flip(flipped, self.axis)),)
+
+
+@attrs.frozen(cache_hash=True)
+class CumSum(Cumulative):
+    """Running sum along `axis`; dtype as `numpy.cumsum`. Linear: the pullback is the
+    running sum in the other direction."""
+
+    def scan(self, x: Array, axis: int) -> Array:
+        return np.cumsum(x, axis=axis)
+
+    def pullback(
+        self,
+        inputs: tuple[Variable, ...],
+        outputs: tuple[Variable, ...],
+        cotangents: tuple[Variable | None, ...],
+    ) -> tuple[Variable | None, ...]:
+        (x,) = inputs
+        (cotangent,) = cotangents
+        if cotangent is None or not is_inexact(x.dtype):
+            return (None,)
+        return (cast(CumSum(self.axis, not self.reverse)(cotangent), x.dtype),)
+
+    def pushforward(
+        self,
+        inputs: tuple[Variable, ...],
+        outputs: tuple[Variable, ...],
+        tangents: tuple[Variable | None, ...],
+    ) -> tuple[Variable | None, ...]:
+        (tangent,) = tangents
+        if tangent is None or not is_inexact(outputs[0].dtype):
+            return (None,)
+        return (self(tangent),)
+
+
+@attrs.frozen(cache_hash=True)
+class CumProd(Cumulative):
+    """Running product along `axis`; dtype as `numpy.cumprod`.
+
+    Derivatives divide by the input (`d y_i / d x_j = y_i / x_j` for j <= i), so they
+    are correct for nonzero inputs only; a zero input gives inf or NaN.
+    """
+
+    def scan(self, x: Array, axis: int) -> Array:
+        return np.cumprod(x, axis=axis)
+
+    def pullback(
+        self,
+        inputs: tuple[Variable, ...],
+        outputs: tuple[Variable, ...],
+        cotangents: tuple[Variable | None, ...],
+    ) -> tuple[Variable | None, ...]:
+        (x,) = inputs
+        (cotangent,) = cotangents
+        if cotangent is None or not is_inexact(x.dtype):
+            return (None,)
+        gathered = CumSum(self.axis, not self.reverse)(cotangent * outputs[0])
+        return (cast(gathered / x, x.dtype),)
+
+    def pushforward(
+        self,
+        inputs: tuple[Variable, ...],
+        outputs: tuple[Variable, ...],
+        tangents: tuple[Variable | None, ...],
+    ) -> tuple[Variable | None, ...]:
+        (x,) = inputs
+        (tangent,) = tangents
+        if tangent is None or not is_inexact(x.dtype):
+            return (None,)
+        return (outputs[0] * CumSum(self.axis, self.reverse)(tangent / x),)
+
+
+# --- user functions ---------------------------------------------------------------------------
+def _reduce(
+    op_class: Callable[[tuple[int, ...]], Op], x: TensorLike, axis: Axis, keepdims: bool, what: str
+) -> Variable:
     variable = as_tensor(x)
-    axes = normalize_axes(axis, variable.ndim, "sum")
-    return keep_dims(variable, Sum(axes)(variable), axes, keepdims)
+    axes = normalize_axes(axis, variable.ndim, what)
+    return keep_dims(variable, op_class(axes)(variable), axes, keepdims)
 
 
-def keep_dims(x: Variable, reduced: Variable, axes: tuple[int, ...], keepdims: bool) -> Variable:
-    """Re-insert reduced axes as length 1 when `keepdims` is set."""
-    if not keepdims:
-        return reduced
-    kept = iter(range(reduced.ndim))
-    return DimShuffle(tuple(None if a in axes else next(kept) for a in range(x.ndim)))(reduced)
+def sum(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Variable:
+    """Sum over `axis` (all axes by default), as `numpy.sum`."""
+    return _reduce(Sum, x, axis, keepdims, "sum")
 
 
-def _todo(name: str) -> NotImplementedError:
-    return NotImplementedError(f"{name}: being implemented")
+def prod(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Variable:
+    """Product over `axis` (all axes by default), as `numpy.prod` (1 over empty axes)."""
+    return _reduce(Prod, x, axis, keepdims, "prod")
 
 
-def prod(x: TensorLike, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Variable:
-    raise _todo("prod")
+def max(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Variable:
+    """Maximum over `axis`, as `numpy.max`: an empty axis is an error. Its gradient is
+    shared evenly among tied maxima."""
+    return _reduce(Max, x, axis, keepdims, "max")
 
 
-def mean(x: TensorLike, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Variable:
-    raise _todo("mean")
+def min(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Variable:
+    """Minimum over `axis`, as `numpy.min`: an empty axis is an error. Its gradient is
+    shared evenly among tied minima."""
+    return _reduce(Min, x, axis, keepdims, "min")
 
 
-def max(x: TensorLike, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Variable:
-    raise _todo("max")
+def all(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Variable:
+    """Whether all elements over `axis` are nonzero, as `numpy.all` (a bool tensor)."""
+    return _reduce(All, x, axis, keepdims, "all")
 
 
-def min(x: TensorLike, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Variable:
-    raise _todo("min")
+def any(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Variable:
+    """Whether any element over `axis` is nonzero, as `numpy.any` (a bool tensor)."""
+    return _reduce(Any, x, axis, keepdims, "any")
 
 
-def all(x: TensorLike, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Variable:
-    raise _todo("all")
+def _as_inexact(x: TensorLike) -> Variable:
+    """`x`, with integers and bools converted to float64 as NumPy's statistics do."""
+    variable = as_tensor(x)
+    return variable if is_inexact(variable.dtype) else cast(variable, "float64")
 
 
-def any(x: TensorLike, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Variable:
-    raise _todo("any")
+def _count(x: Variable, axes: tuple[int, ...]) -> int | Variable:
+    """How many elements each group along `axes` holds: a Python int when the lengths
+    are static, else a graph (a sum of ones, which shape rewrites can fold)."""
+    lengths = [length for a in axes if (length := x.type.shape[a]) is not None]
+    if len(lengths) == len(axes):
+        return math.prod(lengths)
+    return cast(Sum(axes)(second(x, np.float64(1))), x.dtype)
 
 
-def var(x: TensorLike, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Variable:
-    raise _todo("var")
+def mean(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Variable:
+    """Arithmetic mean over `axis`, as `numpy.mean` (integers average in float64; an
+    empty axis gives NaN). A composition `sum / count`, so rewrites see through it."""
+    variable = _as_inexact(x)
+    axes = normalize_axes(axis, variable.ndim, "mean")
+    return keep_dims(variable, Sum(axes)(variable) / _count(variable, axes), axes, keepdims)
 
 
-def std(x: TensorLike, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Variable:
-    raise _todo("std")
+def var(x: TensorLike, axis: Axis = None, keepdims: bool = False, *, ddof: float = 0) -> Variable:
+    """Variance over `axis` with `ddof` delta degrees of freedom, as `numpy.var` (the
+    divisor `count - ddof` is clamped at 0, giving inf / NaN like NumPy). Two-pass
+    (centred) for accuracy. Complex inputs are not supported."""
+    return _variance(x, axis, keepdims, ddof, "var")
+
+
+def std(x: TensorLike, axis: Axis = None, keepdims: bool = False, *, ddof: float = 0) -> Variable:
+    """Standard deviation: the square root of `var` (same arguments), as `numpy.std`."""
+    return sqrt(_variance(x, axis, keepdims, ddof, "std"))
+
+
+def _variance(x: TensorLike, axis: Axis, keepdims: bool, ddof: float, what: str) -> Variable:
+    variable = _as_inexact(x)
+    if is_complex(variable.dtype):
+        raise DTypeError(f"{what}: complex inputs are not supported, got {variable.type}")
+    axes = normalize_axes(axis, variable.ndim, what)
+    centered = variable - mean(variable, axes, keepdims=True)
+    count = _count(variable, axes)
+    divisor = builtins.max(count - ddof, 0) if isinstance(count, int) else maximum(count - ddof, 0)
+    return keep_dims(variable, Sum(axes)(centered * centered) / divisor, axes, keepdims)
+
+
+def _arg_reduce(
+    op_class: Callable[[int | None], Op], x: TensorLike, axis: int | None, keepdims: bool, what: str
+) -> Variable:
+    variable = as_tensor(x)
+    if axis is not None and not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"{what}: axis must be an int or None, got {axis!r}")
+    axes = normalize_axes(axis, variable.ndim, what)
+    result = op_class(None if axis is None else axes[0])(variable)
+    return keep_dims(variable, result, axes, keepdims)
 
 
 def argmax(x: TensorLike, axis: int | None = None, keepdims: bool = False) -> Variable:
-    raise _todo("argmax")
+    """Index (int64) of the first maximum along `axis`, or into the flattened input by
+    default, as `numpy.argmax`. Not differentiable."""
+    return _arg_reduce(Argmax, x, axis, keepdims, "argmax")
 
 
 def argmin(x: TensorLike, axis: int | None = None, keepdims: bool = False) -> Variable:
-    raise _todo("argmin")
+    """Index (int64) of the first minimum along `axis`, or into the flattened input by
+    default, as `numpy.argmin`. Not differentiable."""
+    return _arg_reduce(Argmin, x, axis, keepdims, "argmin")
+
+
+def _cumulative(
+    op_class: Callable[[int], Op], x: TensorLike, axis: int | None, what: str
+) -> Variable:
+    variable = as_tensor(x)
+    if axis is None:
+        from ops.shape import flatten  # ops.shape may build on reductions
+
+        return op_class(0)(variable if variable.ndim == 1 else flatten(variable))
+    if not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"{what}: axis must be an int or None, got {axis!r}")
+    (normalized,) = normalize_axes(axis, variable.ndim, what)
+    return op_class(normalized)(variable)
+
+
+def cumsum(x: TensorLike, axis: int | None = None) -> Variable:
+    """Running sum along `axis` (of the flattened input by default), as `numpy.cumsum`."""
+    return _cumulative(CumSum, x, axis, "cumsum")
+
+
+def cumprod(x: TensorLike, axis: int | None = None) -> Variable:
+    """Running product along `axis` (of the flattened input by default), as
+    `numpy.cumprod`. Its derivative assumes nonzero inputs (see `CumProd`)."""
+    return _cumulative(CumProd, x, axis, "cumprod")
+
+
+def logsumexp(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Variable:
+    """`log(sum(exp(x)))` over `axis` without overflow: the group's maximum is shifted
+    out first (and left at 0 when infinite, so infinities give inf / -inf as in SciPy).
+    Needs non-empty axes."""
+    variable = _as_inexact(x)
+    axes = normalize_axes(axis, variable.ndim, "logsumexp")
+    highest = Max(axes)(variable)
+    shift = where(isfinite(highest), highest, 0)
+    shifted = variable - restore_axes(shift, axes, variable.ndim)
+    result = log(Sum(axes)(exp(shifted))) + shift
+    return keep_dims(variable, result, axes, keepdims)
+
+
+def _shifted(x: TensorLike, axis: Axis, what: str) -> tuple[Variable, tuple[int, ...]]:
+    """`x` minus its maximum along `axis` (so exponentials cannot overflow), and the axes."""
+    variable = _as_inexact(x)
+    axes = normalize_axes(axis, variable.ndim, what)
+    return variable - restore_axes(Max(axes)(variable), axes, variable.ndim), axes
+
+
+def softmax(x: TensorLike, axis: Axis = -1) -> Variable:
+    """`exp(x) / sum(exp(x))` along `axis` (the last by default), computed on the
+    max-shifted input so large values do not overflow."""
+    shifted, axes = _shifted(x, axis, "softmax")
+    exponentials = exp(shifted)
+    return exponentials / restore_axes(Sum(axes)(exponentials), axes, shifted.ndim)
+
+
+def log_softmax(x: TensorLike, axis: Axis = -1) -> Variable:
+    """`log(softmax(x))` along `axis` (the last by default), computed as
+    `shifted - log(sum(exp(shifted)))` so it neither overflows nor takes log(0)."""
+    shifted, axes = _shifted(x, axis, "log_softmax")
+    normalizer = log(Sum(axes)(exp(shifted)))
+    return shifted - restore_axes(normalizer, axes, shifted.ndim)

@@ -5,12 +5,15 @@ output dtype (by default whatever NumPy's implementation gives for the input dty
 so promotion matches NumPy exactly), and its `partials`: the derivative of the output
 with respect to each input as graph expressions, or None where it is zero or undefined.
 Reverse and forward mode both derive from `partials` (see `Elemwise`), so each
-derivative is written once.
+derivative is written once. Partials keep the dtype of their operands (Python numbers
+in them are weak), so a float32 graph differentiates to a float32 graph.
 """
 
 from __future__ import annotations
 
 import functools
+import math
+import operator
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -18,14 +21,17 @@ import attrs
 import numpy as np
 
 import ops.elemwise as ew
-from fgraph import Variable
+from fgraph import Constant, DTypeError, Variable, as_dtype
+from fgraph.dtypes import is_inexact
 from fgraph.op import Array
 
 Partials = tuple[Variable | None, ...]
 
 
 class ScalarOp:
-    """Base of scalar ops; subclasses are `@attrs.frozen` and set `nin` and `ufunc`."""
+    """Base of scalar ops. Subclasses are `@attrs.frozen`, set `nin`, and either set
+    `ufunc` to a NumPy ufunc or override `impl` (a plain Python function stored as `ufunc`
+    would bind as a method)."""
 
     __slots__ = ()
     nin: ClassVar[int]
@@ -42,14 +48,58 @@ class ScalarOp:
         raise NotImplementedError(f"{type(self).__name__} is not differentiable")
 
     def __str__(self) -> str:
-        return type(self).__name__
+        """`Exp`, or `Cast{float32}` for ops with parameters (the form `dprint` shows)."""
+        name = type(self).__name__
+        fields: tuple[attrs.Attribute[object], ...] = getattr(type(self), "__attrs_attrs__", ())
+        params = ", ".join(str(getattr(self, field.name)) for field in fields)
+        return f"{name}{{{params}}}" if params else name
 
 
 @functools.lru_cache(maxsize=8192)
 def _numpy_output_dtype(op: ScalarOp, dtypes: tuple[str, ...]) -> str:
-    """Apply the NumPy implementation to empty arrays: exact NumPy dtype semantics."""
+    """Apply the NumPy implementation to tiny arrays: exact NumPy dtype semantics."""
     with np.errstate(all="ignore"):
-        return op.impl(*(np.zeros(1, dtype=dtype) for dtype in dtypes)).dtype.name
+        try:
+            return op.impl(*(np.zeros(1, dtype=dtype) for dtype in dtypes)).dtype.name
+        except TypeError as error:  # NumPy has no loop for these dtypes
+            listed = ", ".join(dtypes)
+            raise DTypeError(f"{op} is not defined for dtypes ({listed}): {error}") from error
+
+
+def _constant(like: Variable, value: float) -> Variable:
+    """`value` as a rank-0 constant of `like`'s dtype (a partial that does not vary)."""
+    return Constant(np.asarray(value, dtype=like.dtype))
+
+
+def _indicator(condition: Variable, like: Variable) -> Variable:
+    """1 where `condition` holds, else 0, in `like`'s dtype."""
+    return ew.cast(condition, like.dtype)
+
+
+def _float_dtype(dtype: str) -> str:
+    """The dtype NumPy's unary float functions (`exp`, `sin`) give for `dtype`:
+    floats keep theirs, int8/bool give float16, int16 float32, wider ints float64."""
+    return np.result_type(np.dtype(dtype), np.float16).name
+
+
+def _as_float(x: Array) -> Array:
+    return x.astype(_float_dtype(x.dtype.name), copy=False)
+
+
+def _vectorized(function: Callable[[float], float], x: Array) -> Array:
+    """A Python float function over `x`, returned in `_float_dtype` like a NumPy ufunc."""
+    values: Array = np.vectorize(function, otypes=[np.float64])(x)
+    return values.astype(_float_dtype(x.dtype.name))
+
+
+class _NonDifferentiable(ScalarOp):
+    """Ops whose derivative is zero wherever it exists: discrete results (comparisons,
+    logical and bitwise ops) and piecewise-constant ones (floor, sign, floor division)."""
+
+    __slots__ = ()
+
+    def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
+        return (None,) * len(inputs)
 
 
 # --- arithmetic ------------------------------------------------------------------------
@@ -59,7 +109,7 @@ class Add(ScalarOp):
     ufunc = np.add
 
     def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
-        return (ew.ones_like(output), ew.ones_like(output))
+        return (_constant(output, 1), _constant(output, 1))
 
 
 @attrs.frozen
@@ -68,7 +118,7 @@ class Sub(ScalarOp):
     ufunc = np.subtract
 
     def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
-        return (ew.ones_like(output), -ew.ones_like(output))
+        return (_constant(output, 1), _constant(output, -1))
 
 
 @attrs.frozen
@@ -92,13 +142,45 @@ class TrueDiv(ScalarOp):
 
 
 @attrs.frozen
+class IntDiv(_NonDifferentiable):
+    """Floor division, as `numpy.floor_divide` (piecewise constant: zero derivative)."""
+
+    nin = 2
+    ufunc = np.floor_divide
+
+
+@attrs.frozen
+class Mod(ScalarOp):
+    """Remainder with the sign of the divisor, as `numpy.mod`: x - y * floor(x / y)."""
+
+    nin = 2
+    ufunc = np.mod
+
+    def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
+        x, y = inputs
+        return (_constant(output, 1), -ew.int_div(x, y))
+
+
+@attrs.frozen
 class Pow(ScalarOp):
+    """`x ** y`, as `numpy.power`.
+
+    At x == 0 the derivative in y is taken as 0 (the limit along x**y for y > 0, as JAX
+    and PyTensor do) instead of 0 * log(0) = nan, with log's argument made safe so that
+    higher derivatives stay finite too; at x < 0 it is nan (x**y is not real for nearby
+    y). For integer y, d/dx x**0 is 0 (not 0 * 0**-1).
+    """
+
     nin = 2
     ufunc = np.power
 
     def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
         x, y = inputs
-        return (y * x ** (y - 1), output * ew.log(x))
+        if not is_inexact(y.dtype):
+            exponent = ew.where(ew.eq(y, 0), 1, y - 1)
+            return (y * x**exponent, None)
+        safe_x = ew.where(ew.eq(x, 0), 1, x)
+        return (y * x ** (y - 1), output * ew.log(safe_x))
 
 
 @attrs.frozen
@@ -107,7 +189,125 @@ class Neg(ScalarOp):
     ufunc = np.negative
 
     def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
-        return (-ew.ones_like(output),)
+        return (_constant(output, -1),)
+
+
+@attrs.frozen
+class Abs(ScalarOp):
+    """`numpy.abs`; its derivative at 0 is taken as 0 (sign(0), as PyTensor and JAX)."""
+
+    nin = 1
+    ufunc = np.abs
+
+    def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
+        return (ew.sign(inputs[0]),)
+
+
+@attrs.frozen
+class Sign(_NonDifferentiable):
+    nin = 1
+    ufunc = np.sign
+
+
+@attrs.frozen
+class Reciprocal(ScalarOp):
+    """`numpy.reciprocal` (on integers this is integer division, as in NumPy)."""
+
+    nin = 1
+    ufunc = np.reciprocal
+
+    def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
+        return (-ew.square(output),)
+
+
+@attrs.frozen
+class Square(ScalarOp):
+    nin = 1
+    ufunc = np.square
+
+    def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
+        return (2 * inputs[0],)
+
+
+@attrs.frozen
+class Sqrt(ScalarOp):
+    nin = 1
+    ufunc = np.sqrt
+
+    def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
+        return (0.5 / output,)
+
+
+@attrs.frozen
+class Maximum(ScalarOp):
+    """`numpy.maximum` (NaN-propagating). The derivative goes to the larger input; at a
+    tie it is split half and half (as JAX does), so swapping the arguments changes
+    nothing and the two partials still sum to 1."""
+
+    nin = 2
+    ufunc = np.maximum
+
+    def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
+        x, y = inputs
+        return _split_at_ties(ew.gt(x, y), ew.lt(x, y), ew.eq(x, y), output)
+
+
+@attrs.frozen
+class Minimum(ScalarOp):
+    """`numpy.minimum`; derivative to the smaller input, split half and half at ties."""
+
+    nin = 2
+    ufunc = np.minimum
+
+    def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
+        x, y = inputs
+        return _split_at_ties(ew.lt(x, y), ew.gt(x, y), ew.eq(x, y), output)
+
+
+def _split_at_ties(
+    x_wins: Variable, y_wins: Variable, tie: Variable, output: Variable
+) -> Partials:
+    half_at_tie = _indicator(tie, output) * 0.5
+    return (_indicator(x_wins, output) + half_at_tie, _indicator(y_wins, output) + half_at_tie)
+
+
+@attrs.frozen
+class Clip(ScalarOp):
+    """`numpy.clip(x, lo, hi)`, which is minimum(maximum(x, lo), hi).
+
+    The derivative goes to x where lo <= x <= hi (bounds included, as PyTensor), to lo
+    where x < lo and to hi where x > hi; if lo > hi the result is hi everywhere, and so
+    is the derivative.
+    """
+
+    nin = 3
+
+    def impl(self, *inputs: Array) -> Array:
+        x, lo, hi = inputs
+        return np.asarray(np.clip(x, lo, hi))
+
+    def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
+        x, lo, hi = inputs
+        to_x = ew.logical_and(ew.ge(x, lo), ew.le(x, hi))
+        to_lo = ew.logical_and(ew.lt(x, lo), ew.le(lo, hi))
+        to_hi = ew.logical_or(ew.gt(x, hi), ew.gt(lo, hi))
+        return (_indicator(to_x, output), _indicator(to_lo, output), _indicator(to_hi, output))
+
+
+@attrs.frozen
+class Switch(ScalarOp):
+    """`numpy.where(cond, x, y)`: x where `cond` is true (nonzero), y elsewhere."""
+
+    nin = 3
+
+    def impl(self, *inputs: Array) -> Array:
+        cond, x, y = inputs
+        return np.asarray(np.where(cond, x, y))
+
+    def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
+        cond, _, _ = inputs
+        chosen = cond if cond.dtype == "bool" else ew.neq(cond, 0)
+        return (None, _indicator(chosen, output), _indicator(ew.logical_not(chosen), output))
 
 
 @attrs.frozen
@@ -124,59 +324,28 @@ class Second(ScalarOp):
         return dtypes[1]
 
     def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
-        return (None, ew.ones_like(output))
+        return (None, _constant(output, 1))
 
 
 @attrs.frozen
-class IntDiv(ScalarOp):
-    """Floor division, as `numpy.floor_divide` (piecewise constant: zero derivative)."""
+class Cast(ScalarOp):
+    """Conversion to `dtype` (NumPy `astype`, unsafe casting allowed). Casting to an
+    integer or bool dtype has no derivative (`Elemwise` gives none for discrete outputs)."""
 
-    nin = 2
-    ufunc = np.floor_divide
-
-    def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
-        return (None, None)
-
-
-@attrs.frozen
-class Mod(ScalarOp):
-    """Remainder with the sign of the divisor, as `numpy.mod`."""
-
-    nin = 2
-    ufunc = np.mod
-
-    def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
-        x, y = inputs
-        return (ew.ones_like(output), -ew.int_div(x, y))
-
-
-@attrs.frozen
-class Abs(ScalarOp):
+    dtype: str = attrs.field(converter=as_dtype)
     nin = 1
-    ufunc = np.abs
+
+    def impl(self, *inputs: Array) -> Array:
+        return inputs[0].astype(self.dtype)
+
+    def output_dtype(self, *dtypes: str) -> str:
+        return self.dtype
 
     def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
-        return (ew.sign(inputs[0]),)
+        return (_constant(output, 1),)
 
 
-@attrs.frozen
-class Sign(ScalarOp):
-    nin = 1
-    ufunc = np.sign
-
-    def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
-        return (None,)
-
-
-class _NonDifferentiable(ScalarOp):
-    """Comparisons and logical/bitwise ops: boolean or integer results, no derivative."""
-
-    __slots__ = ()
-
-    def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
-        return (None,) * len(inputs)
-
-
+# --- comparisons, logical and bitwise ops ------------------------------------------------
 @attrs.frozen
 class LT(_NonDifferentiable):
     nin = 2
@@ -214,6 +383,50 @@ class NEQ(_NonDifferentiable):
 
 
 @attrs.frozen
+class LogicalAnd(_NonDifferentiable):
+    """Truth values of any dtype (nonzero is true) combined into a bool result."""
+
+    nin = 2
+    ufunc = np.logical_and
+
+
+@attrs.frozen
+class LogicalOr(_NonDifferentiable):
+    nin = 2
+    ufunc = np.logical_or
+
+
+@attrs.frozen
+class LogicalXor(_NonDifferentiable):
+    nin = 2
+    ufunc = np.logical_xor
+
+
+@attrs.frozen
+class LogicalNot(_NonDifferentiable):
+    nin = 1
+    ufunc = np.logical_not
+
+
+@attrs.frozen
+class IsNan(_NonDifferentiable):
+    nin = 1
+    ufunc = np.isnan
+
+
+@attrs.frozen
+class IsInf(_NonDifferentiable):
+    nin = 1
+    ufunc = np.isinf
+
+
+@attrs.frozen
+class IsFinite(_NonDifferentiable):
+    nin = 1
+    ufunc = np.isfinite
+
+
+@attrs.frozen
 class BitwiseAnd(_NonDifferentiable):
     """`&`: logical and on booleans, bitwise on integers."""
 
@@ -241,7 +454,31 @@ class Invert(_NonDifferentiable):
     ufunc = np.invert
 
 
-# --- exponentials and logarithms --------------------------------------------------------
+# --- rounding ------------------------------------------------------------------------------
+@attrs.frozen
+class Floor(_NonDifferentiable):
+    nin = 1
+    ufunc = np.floor
+
+
+@attrs.frozen
+class Ceil(_NonDifferentiable):
+    nin = 1
+    ufunc = np.ceil
+
+
+@attrs.frozen
+class Round(_NonDifferentiable):
+    """`numpy.round`: halves go to the nearest even value (`decimals` may be negative)."""
+
+    decimals: int = attrs.field(default=0, converter=operator.index)
+    nin = 1
+
+    def impl(self, *inputs: Array) -> Array:
+        return np.asarray(np.round(inputs[0], self.decimals))
+
+
+# --- exponentials and logarithms ------------------------------------------------------------
 @attrs.frozen
 class Exp(ScalarOp):
     nin = 1
@@ -249,6 +486,24 @@ class Exp(ScalarOp):
 
     def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
         return (output,)
+
+
+@attrs.frozen
+class Exp2(ScalarOp):
+    nin = 1
+    ufunc = np.exp2
+
+    def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
+        return (output * math.log(2),)
+
+
+@attrs.frozen
+class Expm1(ScalarOp):
+    nin = 1
+    ufunc = np.expm1
+
+    def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
+        return (output + 1,)
 
 
 @attrs.frozen
@@ -261,21 +516,210 @@ class Log(ScalarOp):
 
 
 @attrs.frozen
-class Cast(ScalarOp):
-    """Conversion to `dtype` (NumPy `astype`, unsafe casting allowed)."""
+class Log2(ScalarOp):
+    nin = 1
+    ufunc = np.log2
 
-    dtype: str
+    def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
+        return (1 / (inputs[0] * math.log(2)),)
+
+
+@attrs.frozen
+class Log10(ScalarOp):
+    nin = 1
+    ufunc = np.log10
+
+    def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
+        return (1 / (inputs[0] * math.log(10)),)
+
+
+@attrs.frozen
+class Log1p(ScalarOp):
+    nin = 1
+    ufunc = np.log1p
+
+    def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
+        return (1 / (inputs[0] + 1),)
+
+
+@attrs.frozen
+class Sigmoid(ScalarOp):
+    """The logistic function 1 / (1 + exp(-x)), computed from exp(-|x|) so that it
+    neither overflows nor loses the tiny values of large negative x."""
+
     nin = 1
 
     def impl(self, *inputs: Array) -> Array:
-        return inputs[0].astype(self.dtype)
-
-    def output_dtype(self, *dtypes: str) -> str:
-        return self.dtype
+        x = _as_float(inputs[0])
+        decay = np.exp(-np.abs(x))  # in (0, 1]
+        return np.asarray(np.where(x >= 0, 1 / (1 + decay), decay / (1 + decay)))
 
     def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
-        return (ew.ones_like(output),)
+        return (output * (1 - output),)
 
-    def __str__(self) -> str:
-        return f"Cast{{{self.dtype}}}"
 
+@attrs.frozen
+class Softplus(ScalarOp):
+    """log(1 + exp(x)), computed as log1p(exp(-|x|)) + max(x, 0): no overflow for large
+    x, full precision for very negative x."""
+
+    nin = 1
+
+    def impl(self, *inputs: Array) -> Array:
+        x = _as_float(inputs[0])
+        return np.asarray(np.log1p(np.exp(-np.abs(x))) + np.maximum(x, 0))
+
+    def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
+        return (ew.sigmoid(inputs[0]),)
+
+
+@attrs.frozen
+class Erf(ScalarOp):
+    """The error function (NumPy has none: `math.erf` elementwise, in the input's float
+    dtype as NumPy's unary functions give it)."""
+
+    nin = 1
+
+    def impl(self, *inputs: Array) -> Array:
+        return _vectorized(math.erf, inputs[0])
+
+    def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
+        x = inputs[0]
+        return ((2 / math.sqrt(math.pi)) * ew.exp(-ew.square(x)),)
+
+
+@attrs.frozen
+class Erfc(ScalarOp):
+    """1 - erf(x), accurate where erf(x) is close to 1 (`math.erfc` elementwise)."""
+
+    nin = 1
+
+    def impl(self, *inputs: Array) -> Array:
+        return _vectorized(math.erfc, inputs[0])
+
+    def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
+        x = inputs[0]
+        return ((-2 / math.sqrt(math.pi)) * ew.exp(-ew.square(x)),)
+
+
+# --- trigonometric and hyperbolic functions -------------------------------------------------
+@attrs.frozen
+class Sin(ScalarOp):
+    nin = 1
+    ufunc = np.sin
+
+    def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
+        return (ew.cos(inputs[0]),)
+
+
+@attrs.frozen
+class Cos(ScalarOp):
+    nin = 1
+    ufunc = np.cos
+
+    def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
+        return (-ew.sin(inputs[0]),)
+
+
+@attrs.frozen
+class Tan(ScalarOp):
+    nin = 1
+    ufunc = np.tan
+
+    def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
+        return (1 + ew.square(output),)
+
+
+@attrs.frozen
+class ArcSin(ScalarOp):
+    nin = 1
+    ufunc = np.arcsin
+
+    def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
+        return (1 / ew.sqrt(1 - ew.square(inputs[0])),)
+
+
+@attrs.frozen
+class ArcCos(ScalarOp):
+    nin = 1
+    ufunc = np.arccos
+
+    def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
+        return (-1 / ew.sqrt(1 - ew.square(inputs[0])),)
+
+
+@attrs.frozen
+class ArcTan(ScalarOp):
+    nin = 1
+    ufunc = np.arctan
+
+    def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
+        return (1 / (1 + ew.square(inputs[0])),)
+
+
+@attrs.frozen
+class ArcTan2(ScalarOp):
+    """`numpy.arctan2(y, x)`: the angle of the point (x, y); note the argument order."""
+
+    nin = 2
+    ufunc = np.arctan2
+
+    def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
+        y, x = inputs
+        radius_squared = ew.square(x) + ew.square(y)
+        return (x / radius_squared, -y / radius_squared)
+
+
+@attrs.frozen
+class Sinh(ScalarOp):
+    nin = 1
+    ufunc = np.sinh
+
+    def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
+        return (ew.cosh(inputs[0]),)
+
+
+@attrs.frozen
+class Cosh(ScalarOp):
+    nin = 1
+    ufunc = np.cosh
+
+    def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
+        return (ew.sinh(inputs[0]),)
+
+
+@attrs.frozen
+class Tanh(ScalarOp):
+    nin = 1
+    ufunc = np.tanh
+
+    def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
+        return (1 - ew.square(output),)
+
+
+@attrs.frozen
+class ArcSinh(ScalarOp):
+    nin = 1
+    ufunc = np.arcsinh
+
+    def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
+        return (1 / ew.sqrt(ew.square(inputs[0]) + 1),)
+
+
+@attrs.frozen
+class ArcCosh(ScalarOp):
+    nin = 1
+    ufunc = np.arccosh
+
+    def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
+        x = inputs[0]
+        return (1 / ew.sqrt((x - 1) * (x + 1)),)
+
+
+@attrs.frozen
+class ArcTanh(ScalarOp):
+    nin = 1
+    ufunc = np.arctanh
+
+    def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
+        return (1 / (1 - ew.square(inputs[0])),)

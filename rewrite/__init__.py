@@ -1,1 +1,65 @@
-"""rewrite package (being built)."""
+"""The rewrite engine: rules, rule sets, the one driver, passes and named pipelines."""
+
+from rewrite.context import Clients, GraphContext, RewriteContext
+from rewrite.engine import DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_SWEEPS, rewrite_graph
+from rewrite.errors import (
+    InvalidReplacementError,
+    RewriteCycleError,
+    RewriteError,
+    RewriteLimitError,
+    RewriteWarning,
+)
+from rewrite.inner import InnerGraphPass, evolve_inner_graph, map_inner_graphs
+from rewrite.pipeline import Pass, Pipeline, RulePass, pass_name, rule_pass
+from rewrite.pipelines import FAST_COMPILE, FAST_RUN, INNER_GRAPHS, NONE, PIPELINES, optimize
+from rewrite.rule import (
+    AnyRule,
+    ContextRule,
+    ContextualRule,
+    NodeRule,
+    Rule,
+    RuleSet,
+    context_rule,
+    rule,
+)
+from rewrite.trace import RuleFailed, RuleFired, Trace, TraceEntry
+
+__all__ = [
+    "DEFAULT_MAX_ITERATIONS",
+    "DEFAULT_MAX_SWEEPS",
+    "FAST_COMPILE",
+    "FAST_RUN",
+    "INNER_GRAPHS",
+    "NONE",
+    "PIPELINES",
+    "AnyRule",
+    "Clients",
+    "ContextRule",
+    "ContextualRule",
+    "GraphContext",
+    "InnerGraphPass",
+    "InvalidReplacementError",
+    "NodeRule",
+    "Pass",
+    "Pipeline",
+    "RewriteContext",
+    "RewriteCycleError",
+    "RewriteError",
+    "RewriteLimitError",
+    "RewriteWarning",
+    "Rule",
+    "RuleFailed",
+    "RuleFired",
+    "RuleSet",
+    "RulePass",
+    "Trace",
+    "TraceEntry",
+    "context_rule",
+    "evolve_inner_graph",
+    "map_inner_graphs",
+    "optimize",
+    "pass_name",
+    "rewrite_graph",
+    "rule",
+    "rule_pass",
+]

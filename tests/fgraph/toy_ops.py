@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+from typing import Literal
+
 import attrs
 import numpy as np
 
@@ -95,8 +98,57 @@ class Composite(Op):
         return tuple(evaluate(self.inner_graph.outputs, dict(zip(self.inner_graph.inputs, inputs))))
 
 
+@attrs.frozen
+class Passthrough(Op):
+    """Returns its input array itself: the evaluator must still not hand out aliases."""
+
+    def infer(self, *input_types: TensorType) -> tuple[TensorType, ...]:
+        (x,) = input_types
+        return (x,)
+
+    def perform(self, *inputs: Array) -> tuple[Array, ...]:
+        return (inputs[0],)
+
+
+@attrs.frozen
+class BrokenPerform(Op):
+    """A buggy op: `perform` breaks the promise `infer` made in the way `fault` names."""
+
+    fault: Literal["dtype", "shape", "count"]
+
+    def infer(self, *input_types: TensorType) -> tuple[TensorType, ...]:
+        (x,) = input_types
+        return (x,)
+
+    def perform(self, *inputs: Array) -> tuple[Array, ...]:
+        (x,) = inputs
+        if self.fault == "dtype":
+            return (x.astype("float32"),)
+        if self.fault == "shape":
+            return (np.concatenate([x, x]),)
+        return (x, x)
+
+
+_flaky_calls = itertools.count(1)
+
+
+@attrs.frozen
+class FlakyInfer(Op):
+    """A buggy op: `infer` answers differently on every call (static length 1, 2, 3, ...)."""
+
+    def infer(self, *input_types: TensorType) -> tuple[TensorType, ...]:
+        return (TensorType("float64", (next(_flaky_calls),)),)
+
+    def perform(self, *inputs: Array) -> tuple[Array, ...]:
+        raise NotImplementedError("FlakyInfer only exists to be caught by check_graph")
+
+
 def add(x: Variable, y: Variable) -> Variable:
     return Add()(x, y)
+
+
+def sub(x: Variable, y: Variable) -> Variable:
+    return Sub()(x, y)
 
 
 def exp(x: Variable) -> Variable:

@@ -1,0 +1,219 @@
+"""Advanced (integer- and boolean-array) indexing: `AdvancedSubtensor` and its update
+`AdvancedIncSubtensor`, following NumPy's rules.
+
+The index arrays (SYMBOLIC entries: integer arrays of any rank, or boolean masks of
+rank >= 1 standing for their `nonzero()` arrays) and static ints broadcast together;
+their broadcast shape replaces the indexed axes where the first of them stands if they
+are adjacent in the index, and goes first otherwise (NumPy's placement rule). Slices
+and new axes may be mixed in. Incrementing accumulates over repeated indices
+(`np.add.at`), so the gradient of a gather is a scatter-add.
+"""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+
+from fgraph import Op, TensorType, Variable, broadcast_shapes, format_shape
+from fgraph.dtypes import is_bool, is_inexact, is_integer
+from fgraph.errors import ShapeError
+from fgraph.op import Array
+from ops.broadcast import sum_to
+from ops.convert import constant
+from ops.elemwise import cast, zeros_like
+from ops.indexing import (
+    Entry,
+    NewAxis,
+    Slice,
+    Symbolic,
+    as_entries,
+    check_in_bounds,
+    check_rank,
+    check_update_dtype,
+    check_update_shape,
+    format_entries,
+    types_per_entry,
+    numpy_index,
+    slice_length,
+    update_tangent,
+)
+
+Shape = tuple[int | None, ...]
+
+
+def advanced_indexed_shape(
+    op: object, x: TensorType, entries: tuple[Entry, ...], index_types: tuple[TensorType, ...]
+) -> Shape:
+    """The static shape of `x[entries]` under NumPy's advanced-indexing rules."""
+    types_of = types_per_entry(op, entries, index_types)
+    check_rank(op, x, sum(_axes_indexed(entry, types) for entry, types in zip(entries, types_of)))
+    lengths: list[int | None] = []  # of the axes slices and new axes give, in order
+    index_shapes: list[Shape] = []
+    positions: list[int] = []  # of the advanced entries in `entries`
+    insert_at = 0  # where in `lengths` the first advanced entry stands
+    axis = 0
+    for position, (entry, types) in enumerate(zip(entries, types_of)):
+        if isinstance(entry, NewAxis):
+            lengths.append(1)
+            continue
+        if isinstance(entry, Slice):
+            lengths.append(slice_length(op, entry, x.shape[axis], types))
+        else:
+            if isinstance(entry, Symbolic):
+                index_shapes.append(_array_index_shape(op, x, axis, types[0]))
+            else:
+                check_in_bounds(op, entry, axis, x.shape[axis])
+                index_shapes.append(())
+            if not positions:
+                insert_at = len(lengths)
+            positions.append(position)
+        axis += _axes_indexed(entry, types)
+    try:
+        indexed = broadcast_shapes(*index_shapes)
+    except ShapeError as error:
+        listed = ", ".join(format_shape(shape) for shape in index_shapes)
+        raise IndexError(f"{op}: index arrays of shapes {listed} do not broadcast") from error
+    if positions and positions[-1] - positions[0] + 1 != len(positions):
+        insert_at = 0  # advanced indices apart: NumPy puts their axes first
+    return tuple(lengths[:insert_at]) + indexed + tuple(lengths[insert_at:]) + x.shape[axis:]
+
+
+def _axes_indexed(entry: Entry, types: tuple[TensorType, ...]) -> int:
+    if isinstance(entry, NewAxis):
+        return 0
+    if isinstance(entry, Symbolic) and is_bool(types[0].dtype):
+        return types[0].ndim
+    return 1
+
+
+def _array_index_shape(op: object, x: TensorType, axis: int, index: TensorType) -> Shape:
+    """The broadcasting shape of one index array: its own, or (count,) for a mask."""
+    if is_integer(index.dtype):
+        return index.shape
+    if not is_bool(index.dtype):
+        raise TypeError(f"{op}: index arrays must have an integer or bool dtype, got {index}")
+    if index.ndim == 0:
+        raise TypeError(f"{op}: scalar boolean indices are not supported, got {index}")
+    for offset, got in enumerate(index.shape):
+        want = x.shape[axis + offset]
+        if None not in (want, got) and want != got:
+            raise IndexError(
+                f"{op}: boolean index of shape {format_shape(index.shape)} does not match "
+                f"axis {axis + offset} of {x} (length {want})"
+            )
+    return (0,) if 0 in index.shape else (None,)
+
+
+@attrs.frozen(cache_hash=True)
+class AdvancedSubtensor(Op):
+    """`x[idx]` with integer or boolean arrays (the SYMBOLIC entries, given as inputs
+    after `x`), static ints, slices and new axes, as NumPy's advanced indexing."""
+
+    idx_list: tuple[Entry, ...] = attrs.field(converter=as_entries)
+
+    def infer(self, *input_types: TensorType) -> tuple[TensorType, ...]:
+        x, *index_types = input_types
+        shape = advanced_indexed_shape(self, x, self.idx_list, tuple(index_types))
+        return (TensorType(x.dtype, shape),)
+
+    def perform(self, *inputs: Array) -> tuple[Array, ...]:
+        x, *values = inputs
+        index = numpy_index(self.idx_list, values, advanced=True)
+        try:
+            return (np.asarray(x[index]),)
+        except (IndexError, ValueError) as error:
+            raise type(error)(f"{self}: {error}") from error
+
+    def pullback(
+        self,
+        inputs: tuple[Variable, ...],
+        outputs: tuple[Variable, ...],
+        cotangents: tuple[Variable | None, ...],
+    ) -> tuple[Variable | None, ...]:
+        x, *indices = inputs
+        (cotangent,) = cotangents
+        no_indices = (None,) * len(indices)
+        if cotangent is None or not is_inexact(x.dtype):
+            return (None, *no_indices)
+        scatter_add = AdvancedIncSubtensor(self.idx_list, set_instead_of_inc=False)
+        return (scatter_add(zeros_like(x), cast(cotangent, x.dtype), *indices), *no_indices)
+
+    def pushforward(
+        self,
+        inputs: tuple[Variable, ...],
+        outputs: tuple[Variable, ...],
+        tangents: tuple[Variable | None, ...],
+    ) -> tuple[Variable | None, ...]:
+        _, *indices = inputs
+        tangent = tangents[0]
+        return (None if tangent is None else self(tangent, *indices),)
+
+    def __str__(self) -> str:
+        return format_entries("AdvancedSubtensor", self.idx_list)
+
+
+@attrs.frozen(cache_hash=True)
+class AdvancedIncSubtensor(Op):
+    """`x` with `x[idx]` (an advanced index) replaced by or incremented by `y`.
+
+    Increments accumulate over repeated indices (`np.add.at`); a set with repeated
+    indices keeps the last write, as NumPy does. The gradient of `y` under such a set
+    still reaches every written element (PyTensor's convention)."""
+
+    idx_list: tuple[Entry, ...] = attrs.field(converter=as_entries)
+    set_instead_of_inc: bool = False
+
+    def infer(self, *input_types: TensorType) -> tuple[TensorType, ...]:
+        x, y, *index_types = input_types
+        check_update_dtype(self, x, y)
+        region = advanced_indexed_shape(self, x, self.idx_list, tuple(index_types))
+        check_update_shape(self, y, region)
+        return (x,)
+
+    def perform(self, *inputs: Array) -> tuple[Array, ...]:
+        x, y, *values = inputs
+        index = numpy_index(self.idx_list, values, advanced=True)
+        result = x.copy()
+        try:
+            if self.set_instead_of_inc:
+                result[index] = y
+            else:
+                np.add.at(result, index, y)
+        except (IndexError, ValueError) as error:
+            raise type(error)(f"{self}: {error}") from error
+        return (result,)
+
+    def pullback(
+        self,
+        inputs: tuple[Variable, ...],
+        outputs: tuple[Variable, ...],
+        cotangents: tuple[Variable | None, ...],
+    ) -> tuple[Variable | None, ...]:
+        x, y, *indices = inputs
+        (cotangent,) = cotangents
+        no_indices = (None,) * len(indices)
+        if cotangent is None or not is_inexact(x.dtype):
+            return (None, None, *no_indices)
+        cotangent = cast(cotangent, x.dtype)
+        if self.set_instead_of_inc:
+            zero = constant(np.zeros((), dtype=x.dtype))
+            clear = AdvancedIncSubtensor(self.idx_list, set_instead_of_inc=True)
+            grad_x = clear(cotangent, zero, *indices)
+        else:
+            grad_x = cotangent
+        region = AdvancedSubtensor(self.idx_list)(cotangent, *indices)
+        return (grad_x, sum_to(region, y.type), *no_indices)
+
+    def pushforward(
+        self,
+        inputs: tuple[Variable, ...],
+        outputs: tuple[Variable, ...],
+        tangents: tuple[Variable | None, ...],
+    ) -> tuple[Variable | None, ...]:
+        x, _, *indices = inputs
+        tangent_x, tangent_y = tangents[0], tangents[1]
+        return (update_tangent(self, self.set_instead_of_inc, x, tangent_x, tangent_y, indices),)
+
+    def __str__(self) -> str:
+        name = "AdvancedSetSubtensor" if self.set_instead_of_inc else "AdvancedIncSubtensor"
+        return format_entries(name, self.idx_list)

@@ -1,0 +1,119 @@
+"""`BroadcastTo`: a tensor broadcast to a shape given as an int64 vector input, and the
+two rules it shares with `Alloc` (which broadcasts into fresh memory): the static type
+of a broadcast, and summing a cotangent back to the broadcast operand.
+
+As everywhere in this library (and PyTensor), an axis broadcasts only when its static
+length is 1: the gradient is fixed when the graph is built, so an axis of unknown
+length is taken to match the target, not to be stretched.
+"""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+
+from fgraph import Op, ShapeError, TensorType, Variable, format_shape
+from fgraph.dtypes import is_inexact
+from fgraph.op import Array
+from fgraph.operators import TensorLike
+from fgraph.types import Shape as StaticShape
+from ops.convert import as_tensor
+from ops.dimshuffle import DimShuffle
+from ops.reduction import Sum
+from ops.shape_vector import (
+    ShapeLike,
+    as_shape_vector,
+    as_static_shape,
+    check_runtime_shape,
+    check_shape_input,
+)
+
+
+def broadcast_type(
+    op: Op, x: TensorType, shape_type: TensorType, target: StaticShape
+) -> TensorType:
+    """The type of `x` broadcast to `target` (NumPy's rule, axes aligned on the right)."""
+    check_shape_input(op, shape_type, len(target))
+    lead = len(target) - x.ndim
+    if lead < 0:
+        raise ShapeError(f"{op}: cannot broadcast {x} to the lower rank of {format_shape(target)}")
+    shape = list(target[:lead])
+    for want, got in zip(target[lead:], x.shape):
+        if want is not None and got is not None and got not in (1, want):
+            raise ShapeError(f"{op}: cannot broadcast {x} to shape {format_shape(target)}")
+        shape.append(want if want is not None else (None if got == 1 else got))
+    return TensorType(x.dtype, tuple(shape))
+
+
+def broadcast_array(op: Op, x: Array, target: Array, static: StaticShape) -> Array:
+    """`numpy.broadcast_to` (a read-only view) with errors naming `op` and both shapes."""
+    lengths = check_runtime_shape(op, target, static)
+    try:
+        return np.broadcast_to(x, lengths)
+    except ValueError as error:
+        message = f"{op}: cannot broadcast an array of shape {x.shape} to {lengths}"
+        raise ShapeError(message) from error
+
+
+def sum_to(cotangent: Variable, target: TensorType) -> Variable | None:
+    """The cotangent of a broadcast operand of type `target` (None if it is not a float):
+    `cotangent` summed over the added leading axes and the stretched length-1 axes."""
+    if not is_inexact(target.dtype):
+        return None
+    lead = cotangent.ndim - target.ndim
+    stretched = [
+        lead + axis
+        for axis, length in enumerate(target.shape)
+        if length == 1 and cotangent.type.shape[lead + axis] != 1
+    ]
+    axes = (*range(lead), *stretched)
+    if not axes:
+        return cotangent
+    summed = Sum(axes)(cotangent)
+    kept = iter(range(summed.ndim))
+    order = tuple(None if lead + axis in axes else next(kept) for axis in range(target.ndim))
+    return summed if order == tuple(range(summed.ndim)) else DimShuffle(order)(summed)
+
+
+@attrs.frozen(cache_hash=True)
+class BroadcastTo(Op):
+    """`x` broadcast to the shape an int64 vector input gives, as `numpy.broadcast_to`;
+    `shape` holds the lengths known at build time."""
+
+    shape: StaticShape = attrs.field(converter=as_static_shape)
+
+    def infer(self, *input_types: TensorType) -> tuple[TensorType, ...]:
+        if len(input_types) != 2:
+            raise TypeError(f"{self}: expected 2 inputs (x, shape), got {len(input_types)}")
+        return (broadcast_type(self, input_types[0], input_types[1], self.shape),)
+
+    def perform(self, *inputs: Array) -> tuple[Array, ...]:
+        return (broadcast_array(self, inputs[0], inputs[1], self.shape),)
+
+    def pullback(
+        self,
+        inputs: tuple[Variable, ...],
+        outputs: tuple[Variable, ...],
+        cotangents: tuple[Variable | None, ...],
+    ) -> tuple[Variable | None, ...]:
+        (cotangent,) = cotangents
+        return (None if cotangent is None else sum_to(cotangent, inputs[0].type), None)
+
+    def pushforward(
+        self,
+        inputs: tuple[Variable, ...],
+        outputs: tuple[Variable, ...],
+        tangents: tuple[Variable | None, ...],
+    ) -> tuple[Variable | None, ...]:
+        tangent, _ = tangents
+        return (None if tangent is None else self(tangent, inputs[1]),)
+
+
+def broadcast_to(x: TensorLike, shape: ShapeLike) -> Variable:
+    """`x` broadcast to `shape`, as `numpy.broadcast_to`: missing leading axes are added,
+    axes of static length 1 stretched; `shape` may hold integer variables."""
+    variable = as_tensor(x, name="broadcast_to")
+    target = as_shape_vector(shape, "broadcast_to")
+    if variable.type.is_fully_static and target.static == variable.type.shape:
+        return variable
+    return BroadcastTo(target.static)(variable, target.variable)
