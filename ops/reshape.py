@@ -60,7 +60,7 @@ class Reshape(Op):
         size = _static_size(x.shape)
         unknown = [axis for axis, n in enumerate(self.target) if n is None or n == -1]
         known = math.prod(n for n in self.target if n is not None and n >= 0)
-        shape = [None if n == -1 else n for n in self.target]
+        lengths = [None if n == -1 else n for n in self.target]
         if size is not None:
             fits = size == known if not unknown else (size % known == 0 if known else size == 0)
             if not fits:
@@ -69,8 +69,8 @@ class Reshape(Op):
                     f"{format_shape(self.target)}"
                 )
             if len(unknown) == 1 and known:
-                shape[unknown[0]] = size // known
-        return (TensorType(x.dtype, tuple(shape)),)
+                lengths[unknown[0]] = size // known
+        return (TensorType(x.dtype, tuple(lengths)),)
 
     def perform(self, *inputs: Array) -> tuple[Array, ...]:
         x, target = inputs
@@ -109,10 +109,6 @@ def reshape(x: TensorLike, new_shape: ShapeLike) -> Variable:
     such as another tensor's `.shape`."""
     variable = as_tensor(x, name="reshape")
     target = as_shape_vector(new_shape, "reshape", allow_minus_one=True)
-    if target.static.count(-1) > 1:
-        raise ShapeError(
-            f"reshape: at most one entry may be -1, got {format_shape(target.static)}"
-        )
     if variable.type.is_fully_static and target.static == variable.type.shape:
         return variable
     return Reshape(target.static)(variable, target.variable)

@@ -347,8 +347,11 @@ def test_shape_vector_conversion() -> None:
     assert mixed.variable.type == pt.vector(dtype="int64", shape=(3,)).type
     (value,) = evaluate([mixed.variable], {n: 7, small: 9})
     np.testing.assert_array_equal(value, [2, 7, 9])
-    constant = as_shape_vector([2, np.int32(3)], "t")
+    constant = as_shape_vector([2, np.int32(3), pt.constant(np.int8(4))], "t")
+    assert constant.static == (2, 3, 4)
     assert constant.variable.owner is None and constant.variable.dtype == "int64"
+    narrow = as_shape_vector(pt.constant(np.array([1, 2], dtype="int32")), "t")
+    assert narrow.static == (1, 2) and narrow.variable.dtype == "int64"
     with pytest.raises(ShapeError, match="non-negative"):
         as_shape_vector((2, -1), "t")
     with pytest.raises(TypeError, match="ints or integer"):
