@@ -55,6 +55,19 @@ def broadcast_array(op: Op, x: Array, target: Array, static: StaticShape) -> Arr
         raise ShapeError(message) from error
 
 
+def check_static_stretch(op: Op, x_type: TensorType, x: Array, target: Array) -> None:
+    """Refuse stretching an axis of `x` that is 1 at run time but not statically: the
+    gradient (`sum_to`) was built for an axis that is not stretched."""
+    lead = len(target) - x.ndim
+    for axis, (static, length) in enumerate(zip(x_type.shape, x.shape)):
+        wanted = int(target[lead + axis])
+        if length == 1 and static != 1 and wanted != 1:
+            raise ShapeError(
+                f"{op}: axis {axis} of {x_type} has length 1 at run time and would be stretched "
+                f"to {wanted}; broadcasting needs a static length of 1 (use specify_shape)"
+            )
+
+
 def sum_to(cotangent: Variable, target: TensorType) -> Variable | None:
     """The cotangent of a broadcast operand of type `target` (None if it is not a float):
     `cotangent` summed over the added leading axes and the stretched length-1 axes."""
@@ -86,6 +99,9 @@ class BroadcastTo(Op):
         if len(input_types) != 2:
             raise TypeError(f"{self}: expected 2 inputs (x, shape), got {len(input_types)}")
         return (broadcast_type(self, input_types[0], input_types[1], self.shape),)
+
+    def check_values(self, input_types: tuple[TensorType, ...], inputs: tuple[Array, ...]) -> None:
+        check_static_stretch(self, input_types[0], inputs[0], inputs[1])
 
     def perform(self, *inputs: Array) -> tuple[Array, ...]:
         return (broadcast_array(self, inputs[0], inputs[1], self.shape),)

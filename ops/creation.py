@@ -30,7 +30,7 @@ from fgraph.dtypes import is_complex, is_inexact, is_integer
 from fgraph.op import Array
 from fgraph.operators import TensorLike
 from fgraph.types import Shape as StaticShape
-from ops.broadcast import broadcast_array, broadcast_type, sum_to
+from ops.broadcast import broadcast_array, broadcast_type, check_static_stretch, sum_to
 from ops.convert import as_tensor, constant
 from ops.elemwise import add, cast, mul
 from ops.reduction import Sum
@@ -57,6 +57,9 @@ class Alloc(Op):
         if len(input_types) != 2:
             raise TypeError(f"{self}: expected 2 inputs (value, shape), got {len(input_types)}")
         return (broadcast_type(self, input_types[0], input_types[1], self.shape),)
+
+    def check_values(self, input_types: tuple[TensorType, ...], inputs: tuple[Array, ...]) -> None:
+        check_static_stretch(self, input_types[0], inputs[0], inputs[1])
 
     def perform(self, *inputs: Array) -> tuple[Array, ...]:
         return (np.array(broadcast_array(self, inputs[0], inputs[1], self.shape)),)

@@ -27,3 +27,12 @@ def test_matmul_refuses_run_time_broadcast_of_batch_axes() -> None:
     b = pt.tensor("b", shape=(None, 2, 2))
     with pytest.raises(ShapeError, match="axis 0"):
         evaluate([a @ b], {a: np.ones((1, 2, 2)), b: np.ones((3, 2, 2))})
+
+
+def test_broadcast_to_and_alloc_refuse_stretching_an_unknown_length() -> None:
+    x = pt.vector("x")
+    for stretched in (pt.broadcast_to(x, (2, 3)), pt.alloc(x, 2, 3)):
+        with pytest.raises(ShapeError, match="axis 0 .* length 1 at run time"):
+            evaluate([stretched], {x: np.ones(1)})
+        (result,) = evaluate([stretched], {x: np.arange(3.0)})
+        np.testing.assert_array_equal(result, np.broadcast_to(np.arange(3.0), (2, 3)))
