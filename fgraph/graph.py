@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Mapping
+from typing import ClassVar
 from types import MappingProxyType
 
 import attrs
@@ -32,6 +33,8 @@ Clients = Mapping[Variable, tuple[tuple[Apply, int], ...]]
 @attrs.frozen(init=False, eq=False, repr=False, weakref_slot=True)
 class Graph:
     """Inputs, outputs and the deterministic toposort of the nodes between them."""
+
+    keyed_by_equality: ClassVar[bool] = True  # canonical-form equality is exact
 
     inputs: tuple[Variable, ...]
     outputs: tuple[Variable, ...]

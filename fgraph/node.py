@@ -14,12 +14,12 @@ them.
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 import numpy as np
 
-from fgraph.intern import InternedMeta, InternTable
+from fgraph.intern import InternedMeta, InternTable, exact_key
 from fgraph.op import Op
 from fgraph.types import TensorType
 from fgraph.variable import Variable
@@ -28,7 +28,8 @@ from fgraph.variable import Variable
 def _apply_key(
     op: object, inputs: object, position: object = 0
 ) -> tuple[Hashable, tuple[object, ...]]:
-    """Normalize constructor arguments to the exact intern key, validating them."""
+    """Normalize constructor arguments to the exact intern key, validating them. The op is
+    keyed by `exact_key` (its class and exact field values), not by `==`."""
     if not isinstance(op, Op):
         raise TypeError(f"Apply needs an Op, got {op!r}")
     if not isinstance(inputs, Sequence):
@@ -42,8 +43,7 @@ def _apply_key(
             )
     if isinstance(position, bool) or not isinstance(position, (int, np.integer)) or position < 0:
         raise TypeError(f"Apply position must be a non-negative int, got {position!r}")
-    key = (op, inputs, int(position))
-    return key, key
+    return (exact_key(op), inputs, int(position)), (op, inputs, int(position))
 
 
 class _ApplyMeta(InternedMeta):
@@ -57,6 +57,8 @@ class _ApplyMeta(InternedMeta):
 class Apply(metaclass=_ApplyMeta):
     """An op applied to inputs. `position` is 0 except in position-aware graphs, where it
     keeps structurally identical nodes (say two buffers two inplace ops destroy) apart."""
+
+    keyed_by_equality: ClassVar[bool] = True  # interned: equality is identity
 
     op: Op
     inputs: tuple[Variable, ...]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Hashable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 import numpy as np
@@ -37,6 +37,8 @@ ReadOnlyArray = np.ndarray[Any, np.dtype[Any]]
 
 class Variable:
     """Base of every graph value. Subclasses are frozen attrs classes."""
+
+    keyed_by_equality: ClassVar[bool] = True  # identity or interned: `==` is exact
 
     __slots__ = ()
     # Elementwise `==` would break hashing; use `ops.eq` / `ops.neq` instead.

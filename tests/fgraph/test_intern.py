@@ -153,11 +153,6 @@ def test_intern_tables_report_live_entries_and_release_dropped_ones() -> None:
     assert intern_table_sizes() == before
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG (fgraph/node.py): ops are keyed by field equality, and 0.0 == -0.0, so "
-    "Scale(0.0)(x) returns the live Scale(-0.0) node (and computes -0.0)",
-)
 def test_op_parameters_are_keyed_exactly() -> None:
     x = vector("x")
     negative_zero = Scale(-0.0)(x)
@@ -165,11 +160,6 @@ def test_op_parameters_are_keyed_exactly() -> None:
     assert negative_zero.owner is not positive_zero.owner
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG (fgraph/node.py): nan != nan, so a node whose op has a nan parameter is "
-    "never found again: each call builds a new node and CSE is lost",
-)
 def test_op_with_nan_parameter_is_interned() -> None:
     x = vector("x")
     assert Scale(float("nan"))(x).owner is Scale(float("nan"))(x).owner

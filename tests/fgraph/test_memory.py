@@ -29,6 +29,24 @@ def build_and_drop(length: int, use: bool) -> None:
         dprint(graph, file=None, max_depth=8)
 
 
+def test_dropped_graph_is_freed_at_once_without_the_cycle_collector() -> None:
+    """No reference cycles: a graph with all its derived data dies with its last reference."""
+    gc.collect()
+    baseline_sizes = intern_table_sizes()
+    gc.disable()
+    try:
+        x = vector("x")
+        graph = Graph([x], [chain(x, 2_000)], dedup_nodes=False)
+        assert hash(graph) and graph.digest and graph.clients and graph.node_set
+        dprint(graph, file=None)
+        graph_ref, node_ref = weakref.ref(graph), weakref.ref(graph.nodes[0])
+        del graph, x
+        assert graph_ref() is None and node_ref() is None
+        assert intern_table_sizes() == baseline_sizes
+    finally:
+        gc.enable()
+
+
 @pytest.mark.slow
 def test_million_nodes_built_and_dropped_leave_nothing_behind() -> None:
     chunk, chunks = 50_000, 20
@@ -46,6 +64,7 @@ def test_million_nodes_built_and_dropped_leave_nothing_behind() -> None:
     assert sys.getallocatedblocks() - baseline_blocks < 1_000
 
 
+@pytest.mark.slow
 def test_traced_memory_returns_to_baseline() -> None:
     """tracemalloc slows building about fivefold, so it watches 10^5 nodes, not 10^6.
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import pickle
 from typing import TypeVar
 
@@ -98,3 +99,13 @@ def test_pickled_node_over_inputs_is_rebuilt_with_its_inputs() -> None:
     assert loaded_sum.owner is not None
     (loaded_x, again) = loaded_sum.owner.inputs
     assert loaded_x is again and isinstance(loaded_x, Input) and loaded_x.name == "x"
+
+
+def test_copying_interned_objects_returns_them() -> None:
+    graph = param_graph()
+    for node in graph.nodes:
+        assert copy.copy(node) is node and copy.deepcopy(node) is node
+        assert copy.deepcopy(node.outputs) == node.outputs
+    for variable in (*graph.inputs, Constant(np.array([3, 4]))):
+        assert copy.copy(variable) is variable and copy.deepcopy(variable) is variable
+    assert copy.deepcopy(graph) == graph
