@@ -42,6 +42,18 @@ class Op:
     def perform(self, *inputs: Array) -> tuple[Array, ...]:
         raise NotImplementedError(f"{type(self).__name__} does not define perform")
 
+    @property
+    def destroy_map(self) -> tuple[tuple[int, int], ...]:
+        """(output, input) pairs: that output is written into that input's buffer, which is
+        then gone. Only the inplace rewrite sets these; `perform` may ignore them."""
+        return ()
+
+    @property
+    def view_map(self) -> tuple[tuple[int, int], ...]:
+        """(output, input) pairs: that output may share memory with that input, so the
+        input's buffer must not be destroyed while the output is still read."""
+        return ()
+
     def check_values(self, input_types: tuple[TensorType, ...], inputs: tuple[Array, ...]) -> None:
         """Run-time checks that need the node's static input types, before `perform`.
 

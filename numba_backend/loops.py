@@ -18,9 +18,16 @@ from ops.elemwise import Elemwise
 from ops.fused import Fused
 
 
-def element_loop(node: NodeInfo, body: Sequence[str], scalar_names: Sequence[str]) -> list[str]:
+def element_loop(
+    node: NodeInfo,
+    body: Sequence[str],
+    scalar_names: Sequence[str],
+    destroy_map: Sequence[tuple[int, int]] = (),
+) -> list[str]:
     """Lines computing `node.outputs` elementwise. `body` reads the scalar of input k as
-    `scalar_names[k]` and assigns output k's scalar to `{prefix}y{k}`."""
+    `scalar_names[k]` and assigns output k's scalar to `{prefix}y{k}`. An output in
+    `destroy_map` is written into its input's buffer: each element of every input is read
+    before the same element of any output is written, so this is safe."""
     prefix = node.prefix
     rank = node.output_types[0].ndim
     lines: list[str] = []
@@ -40,8 +47,13 @@ def element_loop(node: NodeInfo, body: Sequence[str], scalar_names: Sequence[str
                 f"length along axis {axis} (broadcasting needs a static length of 1)')",
             ]
     shape = "(" + "".join(f"{length}, " for length in lengths) + ")"
-    for output, output_type in zip(node.outputs, node.output_types):
-        lines.append(f"{output} = np.empty({shape}, dtype={dtype_expression(output_type.dtype)})")
+    reused = dict(destroy_map)
+    for k, (output, output_type) in enumerate(zip(node.outputs, node.output_types)):
+        if k in reused:
+            lines.append(f"{output} = {node.inputs[reused[k]]}")
+        else:
+            dtype = dtype_expression(output_type.dtype)
+            lines.append(f"{output} = np.empty({shape}, dtype={dtype})")
     indent = ""
     for axis in range(rank):
         lines.append(f"{indent}for {prefix}j{axis} in range({lengths[axis]}):")
@@ -62,7 +74,7 @@ def element_loop(node: NodeInfo, body: Sequence[str], scalar_names: Sequence[str
 def _elemwise(op: Elemwise, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     scalars = tuple(f"{node.prefix}x{k}" for k in range(len(node.inputs)))
     expression = scalar_expression(op.scalar_op, scalars, node.output_types[0].dtype)
-    return element_loop(node, [f"{node.prefix}y0 = {expression}"], scalars)
+    return element_loop(node, [f"{node.prefix}y0 = {expression}"], scalars, op.destroy_map)
 
 
 @numba_kernel.register
@@ -95,4 +107,4 @@ def _fused(op: Fused, node: NodeInfo, module: ModuleBuilder) -> list[str]:
         names[inner_node.out] = f"{prefix}t{number}"
     for k, output in enumerate(inner.outputs):
         body.append(f"{prefix}y{k} = {name_of(output)}")
-    return hoisted + element_loop(node, body, scalars)
+    return hoisted + element_loop(node, body, scalars, op.destroy_map)

@@ -162,6 +162,12 @@ class AdvancedIncSubtensor(Op):
 
     idx_list: tuple[Entry, ...] = attrs.field(converter=as_entries)
     set_instead_of_inc: bool = False
+    inplace: bool = False
+    """Set by the inplace rewrite: the result is written into `x`'s buffer."""
+
+    @property
+    def destroy_map(self) -> tuple[tuple[int, int], ...]:
+        return ((0, 0),) if self.inplace else ()
 
     def infer(self, *input_types: TensorType) -> tuple[TensorType, ...]:
         x, y, *index_types = input_types
@@ -216,4 +222,4 @@ class AdvancedIncSubtensor(Op):
 
     def __str__(self) -> str:
         name = "AdvancedSetSubtensor" if self.set_instead_of_inc else "AdvancedIncSubtensor"
-        return format_entries(name, self.idx_list)
+        return format_entries(name, self.idx_list) + ("{inplace}" if self.inplace else "")

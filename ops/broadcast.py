@@ -95,6 +95,10 @@ class BroadcastTo(Op):
 
     shape: StaticShape = attrs.field(converter=as_static_shape)
 
+    @property
+    def view_map(self) -> tuple[tuple[int, int], ...]:
+        return ((0, 0),)  # the result may be a view of the input
+
     def infer(self, *input_types: TensorType) -> tuple[TensorType, ...]:
         if len(input_types) != 2:
             raise TypeError(f"{self}: expected 2 inputs (x, shape), got {len(input_types)}")

@@ -35,6 +35,10 @@ class DimShuffle(Op):
         """The input axes that survive, in output order."""
         return tuple(axis for axis in self.order if axis is not None)
 
+    @property
+    def view_map(self) -> tuple[tuple[int, int], ...]:
+        return ((0, 0),)  # the result may be a view of the input
+
     def infer(self, *input_types: TensorType) -> tuple[TensorType, ...]:
         if len(input_types) != 1:
             raise TypeError(f"{self}: expected 1 input, got {len(input_types)}")

@@ -93,6 +93,25 @@ from ops.scalar import (
 )
 
 
+def as_destroy_map(pairs: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], ...]:
+    """Sorted (output, input) pairs of non-negative ints, each output and input once."""
+    normalized = tuple(sorted((int(output), int(input_)) for output, input_ in pairs))
+    outputs = [output for output, _ in normalized]
+    inputs = [input_ for _, input_ in normalized]
+    if len(set(outputs)) != len(outputs) or len(set(inputs)) != len(inputs):
+        raise ValueError(f"destroy_map {pairs} repeats an output or an input")
+    if any(index < 0 for pair in normalized for index in pair):
+        raise ValueError(f"destroy_map {pairs} has a negative index")
+    return normalized
+
+
+def inplace_suffix(destroy_map: tuple[tuple[int, int], ...]) -> str:
+    """How printouts mark an op that overwrites inputs: `{inplace=0}`."""
+    if not destroy_map:
+        return ""
+    return "{inplace=" + ",".join(f"{input_}" for _, input_ in destroy_map) + "}"
+
+
 @attrs.frozen(cache_hash=True)
 class Elemwise(Op):
     """`scalar_op` applied elementwise to equal-rank inputs with static broadcasting.
@@ -104,6 +123,8 @@ class Elemwise(Op):
     """
 
     scalar_op: ScalarOp
+    destroy_map: tuple[tuple[int, int], ...] = attrs.field(default=(), converter=as_destroy_map)
+    """Set by the inplace rewrite: ((0, k),) writes the output into input k's buffer."""
 
     def infer(self, *input_types: TensorType) -> tuple[TensorType, ...]:
         if len(input_types) != self.scalar_op.nin:
@@ -172,7 +193,7 @@ class Elemwise(Op):
         return (None if total is None else fit_to(output, total),)
 
     def __str__(self) -> str:
-        return str(self.scalar_op)
+        return str(self.scalar_op) + inplace_suffix(self.destroy_map)
 
 
 def check_static_broadcast(

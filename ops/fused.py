@@ -18,7 +18,15 @@ from fgraph import Graph, Op, Param, ShapeError, TensorType, Variable, broadcast
 from fgraph.dtypes import is_inexact
 from fgraph.op import Array
 from fgraph.variable import Constant
-from ops.elemwise import Elemwise, check_static_broadcast, elemwise, second, zeros_like
+from ops.elemwise import (
+    Elemwise,
+    as_destroy_map,
+    check_static_broadcast,
+    elemwise,
+    inplace_suffix,
+    second,
+    zeros_like,
+)
 
 
 def _check_scalar_graph(graph: Graph) -> Graph:
@@ -39,6 +47,8 @@ class Fused(Op):
     """Elementwise composition of scalar ops; `inner_graph` is over rank-0 params."""
 
     inner_graph: Graph = attrs.field(validator=lambda _, __, graph: _check_scalar_graph(graph))
+    destroy_map: tuple[tuple[int, int], ...] = attrs.field(default=(), converter=as_destroy_map)
+    """Set by the inplace rewrite: (k, j) writes output k into input j's buffer."""
 
     def infer(self, *input_types: TensorType) -> tuple[TensorType, ...]:
         params = self.inner_graph.inputs
@@ -106,7 +116,7 @@ class Fused(Op):
 
     def __str__(self) -> str:
         names = ",".join(str(node.op) for node in self.inner_graph.nodes)
-        return f"Fused{{{names}}}"
+        return f"Fused{{{names}}}" + inplace_suffix(self.destroy_map)
 
 
 def expand_fused(op: Fused, inputs: Sequence[Variable]) -> list[Variable]:

@@ -52,6 +52,10 @@ class Reshape(Op):
 
     target: StaticShape = attrs.field(converter=_as_reshape_target)
 
+    @property
+    def view_map(self) -> tuple[tuple[int, int], ...]:
+        return ((0, 0),)  # the result may be a view of the input
+
     def infer(self, *input_types: TensorType) -> tuple[TensorType, ...]:
         if len(input_types) != 2:
             raise TypeError(f"{self}: expected 2 inputs (x, shape), got {len(input_types)}")
@@ -141,6 +145,10 @@ class SpecifyShape(Op):
     output type."""
 
     shape: StaticShape = attrs.field(converter=as_static_shape)
+
+    @property
+    def view_map(self) -> tuple[tuple[int, int], ...]:
+        return ((0, 0),)  # the result may be a view of the input
 
     def infer(self, *input_types: TensorType) -> tuple[TensorType, ...]:
         if len(input_types) != 2:

@@ -75,6 +75,10 @@ class Subtensor(Op):
 
     idx_list: tuple[Entry, ...] = attrs.field(converter=as_entries)
 
+    @property
+    def view_map(self) -> tuple[tuple[int, int], ...]:
+        return ((0, 0),)  # the result may be a view of the input
+
     def infer(self, *input_types: TensorType) -> tuple[TensorType, ...]:
         x, *index_types = input_types
         shape = basic_indexed_shape(self, x, self.idx_list, tuple(index_types))
@@ -123,6 +127,12 @@ class IncSubtensor(Op):
 
     idx_list: tuple[Entry, ...] = attrs.field(converter=as_entries)
     set_instead_of_inc: bool = False
+    inplace: bool = False
+    """Set by the inplace rewrite: the result is written into `x`'s buffer."""
+
+    @property
+    def destroy_map(self) -> tuple[tuple[int, int], ...]:
+        return ((0, 0),) if self.inplace else ()
 
     def infer(self, *input_types: TensorType) -> tuple[TensorType, ...]:
         x, y, *index_types = input_types
@@ -176,7 +186,7 @@ class IncSubtensor(Op):
 
     def __str__(self) -> str:
         name = "SetSubtensor" if self.set_instead_of_inc else "IncSubtensor"
-        return format_entries(name, self.idx_list)
+        return format_entries(name, self.idx_list) + ("{inplace}" if self.inplace else "")
 
 
 def getitem(x: Variable, index: Any) -> Variable:
