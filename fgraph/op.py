@@ -114,6 +114,29 @@ def _short(value: object) -> str:
     return repr(value)
 
 
+class NonDifferentiable(Op):
+    """Base for ops whose outputs carry no derivative (shapes, indices, booleans, fresh
+    uninitialized buffers): no cotangent or tangent flows through them."""
+
+    __slots__ = ()
+
+    def pullback(
+        self,
+        inputs: tuple[Variable, ...],
+        outputs: tuple[Variable, ...],
+        cotangents: tuple[Variable | None, ...],
+    ) -> tuple[Variable | None, ...]:
+        return (None,) * len(inputs)
+
+    def pushforward(
+        self,
+        inputs: tuple[Variable, ...],
+        outputs: tuple[Variable, ...],
+        tangents: tuple[Variable | None, ...],
+    ) -> tuple[Variable | None, ...]:
+        return (None,) * len(outputs)
+
+
 @runtime_checkable
 class HasInnerGraph(Protocol):
     """Ops holding a closed inner graph over positional parameters."""

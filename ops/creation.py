@@ -27,7 +27,7 @@ from fgraph import (
     promote,
 )
 from fgraph.dtypes import is_complex, is_inexact, is_integer
-from fgraph.op import Array
+from fgraph.op import Array, NonDifferentiable
 from fgraph.operators import TensorLike
 from fgraph.types import Shape as StaticShape
 from ops.broadcast import broadcast_array, broadcast_type, check_static_stretch, sum_to
@@ -84,7 +84,7 @@ class Alloc(Op):
 
 
 @attrs.frozen(cache_hash=True)
-class AllocEmpty(Op):
+class AllocEmpty(NonDifferentiable):
     """A fresh array of `dtype` and the shape an int64 vector input gives, contents
     undefined (the reference `perform` fills zeros)."""
 
@@ -99,22 +99,6 @@ class AllocEmpty(Op):
 
     def perform(self, *inputs: Array) -> tuple[Array, ...]:
         return (np.zeros(_lengths(self, inputs[0], self.shape), dtype=self.dtype),)
-
-    def pullback(
-        self,
-        inputs: tuple[Variable, ...],
-        outputs: tuple[Variable, ...],
-        cotangents: tuple[Variable | None, ...],
-    ) -> tuple[Variable | None, ...]:
-        return (None,)
-
-    def pushforward(
-        self,
-        inputs: tuple[Variable, ...],
-        outputs: tuple[Variable, ...],
-        tangents: tuple[Variable | None, ...],
-    ) -> tuple[Variable | None, ...]:
-        return (None,)
 
 
 def _lengths(op: Op, target: Array, static: StaticShape) -> tuple[int, ...]:
@@ -285,7 +269,7 @@ def _arange_length(values: list[Variable]) -> int | None:
 
 
 @attrs.frozen(cache_hash=True)
-class Eye(Op):
+class Eye(NonDifferentiable):
     """An (n, m) matrix with ones on the k-th diagonal, as `numpy.eye`; the inputs are the
     shape (an int64 vector of length 2) and k (an int64 scalar)."""
 
@@ -309,22 +293,6 @@ class Eye(Op):
         target, k = inputs
         rows, columns = _lengths(self, target, self.shape)
         return (np.eye(rows, columns, int(k), dtype=self.dtype),)
-
-    def pullback(
-        self,
-        inputs: tuple[Variable, ...],
-        outputs: tuple[Variable, ...],
-        cotangents: tuple[Variable | None, ...],
-    ) -> tuple[Variable | None, ...]:
-        return (None, None)
-
-    def pushforward(
-        self,
-        inputs: tuple[Variable, ...],
-        outputs: tuple[Variable, ...],
-        tangents: tuple[Variable | None, ...],
-    ) -> tuple[Variable | None, ...]:
-        return (None,)
 
 
 def eye(

@@ -25,7 +25,7 @@ import numpy as np
 
 from fgraph import DTypeError, Op, ShapeError, TensorType, Variable
 from fgraph.dtypes import is_complex, is_inexact
-from fgraph.op import Array
+from fgraph.op import Array, NonDifferentiable
 from fgraph.operators import Axis, TensorLike
 from ops.convert import as_tensor
 from ops.dimshuffle import DimShuffle
@@ -287,24 +287,8 @@ class Min(Extremum):
 
 
 @attrs.frozen(cache_hash=True)
-class Logical(Reduction, abc.ABC):
+class Logical(Reduction, NonDifferentiable, abc.ABC):
     """Base of `All` and `Any`: boolean results, no derivative."""
-
-    def pullback(
-        self,
-        inputs: tuple[Variable, ...],
-        outputs: tuple[Variable, ...],
-        cotangents: tuple[Variable | None, ...],
-    ) -> tuple[Variable | None, ...]:
-        return (None,)
-
-    def pushforward(
-        self,
-        inputs: tuple[Variable, ...],
-        outputs: tuple[Variable, ...],
-        tangents: tuple[Variable | None, ...],
-    ) -> tuple[Variable | None, ...]:
-        return (None,)
 
 
 @attrs.frozen(cache_hash=True)
@@ -325,7 +309,7 @@ class Any(Logical):
 
 # --- index reductions ---------------------------------------------------------------------
 @attrs.frozen(cache_hash=True)
-class ArgExtremum(Op, abc.ABC):
+class ArgExtremum(NonDifferentiable, abc.ABC):
     """Base of `Argmax` and `Argmin`: the int64 index of the first extremum along `axis`,
     or into the flattened input when `axis` is None. Not differentiable."""
 
@@ -353,22 +337,6 @@ class ArgExtremum(Op, abc.ABC):
         if empty:
             raise ValueError(f"{self}: axis {empty[0]} of the input {x.shape} is empty")
         return (self.reduce(x).astype("int64"),)
-
-    def pullback(
-        self,
-        inputs: tuple[Variable, ...],
-        outputs: tuple[Variable, ...],
-        cotangents: tuple[Variable | None, ...],
-    ) -> tuple[Variable | None, ...]:
-        return (None,)
-
-    def pushforward(
-        self,
-        inputs: tuple[Variable, ...],
-        outputs: tuple[Variable, ...],
-        tangents: tuple[Variable | None, ...],
-    ) -> tuple[Variable | None, ...]:
-        return (None,)
 
 
 @attrs.frozen(cache_hash=True)

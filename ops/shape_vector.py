@@ -19,7 +19,7 @@ import numpy as np
 
 from fgraph import Constant, DTypeError, Op, ShapeError, TensorType, Variable, format_shape
 from fgraph.dtypes import is_integer
-from fgraph.op import Array
+from fgraph.op import Array, NonDifferentiable
 from fgraph.operators import TensorLike
 from fgraph.types import Shape as StaticShape
 from ops.convert import as_tensor, constant
@@ -31,12 +31,9 @@ from ops.elemwise import cast
 # what variables' methods forward (`x.reshape(...)`); `as_shape_vector` checks the rest.
 ShapeLike: TypeAlias = TensorLike
 
-def _no_derivative(count: int) -> tuple[Variable | None, ...]:
-    return (None,) * count
-
 
 @attrs.frozen(cache_hash=True)
-class Shape(Op):
+class Shape(NonDifferentiable):
     """The shape of `x` as an int64 vector whose static length is `x`'s rank."""
 
     def infer(self, *input_types: TensorType) -> tuple[TensorType, ...]:
@@ -47,25 +44,9 @@ class Shape(Op):
     def perform(self, *inputs: Array) -> tuple[Array, ...]:
         return (np.asarray(inputs[0].shape, dtype="int64"),)
 
-    def pullback(
-        self,
-        inputs: tuple[Variable, ...],
-        outputs: tuple[Variable, ...],
-        cotangents: tuple[Variable | None, ...],
-    ) -> tuple[Variable | None, ...]:
-        return _no_derivative(1)
-
-    def pushforward(
-        self,
-        inputs: tuple[Variable, ...],
-        outputs: tuple[Variable, ...],
-        tangents: tuple[Variable | None, ...],
-    ) -> tuple[Variable | None, ...]:
-        return _no_derivative(1)
-
 
 @attrs.frozen(cache_hash=True)
-class ShapeI(Op):
+class ShapeI(NonDifferentiable):
     """The length of `x` along `axis`, an int64 scalar (PyTensor's `Shape_i`)."""
 
     axis: int = attrs.field(converter=int)
@@ -81,25 +62,9 @@ class ShapeI(Op):
     def perform(self, *inputs: Array) -> tuple[Array, ...]:
         return (np.asarray(inputs[0].shape[self.axis], dtype="int64"),)
 
-    def pullback(
-        self,
-        inputs: tuple[Variable, ...],
-        outputs: tuple[Variable, ...],
-        cotangents: tuple[Variable | None, ...],
-    ) -> tuple[Variable | None, ...]:
-        return _no_derivative(1)
-
-    def pushforward(
-        self,
-        inputs: tuple[Variable, ...],
-        outputs: tuple[Variable, ...],
-        tangents: tuple[Variable | None, ...],
-    ) -> tuple[Variable | None, ...]:
-        return _no_derivative(1)
-
 
 @attrs.frozen(cache_hash=True)
-class MakeVector(Op):
+class MakeVector(NonDifferentiable):
     """int64 scalars -> the int64 vector holding them: how symbolic shapes are assembled
     (`ops.stack` is the general, differentiable way to join tensors)."""
 
@@ -112,21 +77,6 @@ class MakeVector(Op):
     def perform(self, *inputs: Array) -> tuple[Array, ...]:
         return (np.array([int(value) for value in inputs], dtype="int64"),)
 
-    def pullback(
-        self,
-        inputs: tuple[Variable, ...],
-        outputs: tuple[Variable, ...],
-        cotangents: tuple[Variable | None, ...],
-    ) -> tuple[Variable | None, ...]:
-        return _no_derivative(len(inputs))
-
-    def pushforward(
-        self,
-        inputs: tuple[Variable, ...],
-        outputs: tuple[Variable, ...],
-        tangents: tuple[Variable | None, ...],
-    ) -> tuple[Variable | None, ...]:
-        return _no_derivative(1)
 
 
 def shape(x: TensorLike) -> Variable:
