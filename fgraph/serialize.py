@@ -50,7 +50,8 @@ def flatten(outputs: Sequence[Variable]) -> FlatGraph:
         records.append((node.op, tuple(reference(input_) for input_ in node.inputs), node.position))
         for output in node.outputs:
             references[output] = (number, output.index)
-    return FlatGraph(tuple(roots), tuple(records), tuple(reference(output) for output in outputs))
+    output_references = tuple(reference(output) for output in outputs)  # may add roots
+    return FlatGraph(tuple(roots), tuple(records), output_references)
 
 
 def unflatten(flat: FlatGraph) -> tuple[Variable, ...]:

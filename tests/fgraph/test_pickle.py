@@ -109,3 +109,15 @@ def test_copying_interned_objects_returns_them() -> None:
     for variable in (*graph.inputs, Constant(np.array([3, 4]))):
         assert copy.copy(variable) is variable and copy.deepcopy(variable) is variable
     assert copy.deepcopy(graph) == graph
+
+
+def test_graph_whose_output_is_an_unread_input_round_trips() -> None:
+    import pickle
+
+    from fgraph import Graph, Input, TensorType
+
+    x = Input(TensorType("float64", (None,)), "x")
+    graph = Graph([x], [x])
+    restored = pickle.loads(pickle.dumps(graph))
+    assert restored == graph
+    assert restored.outputs[0] is restored.inputs[0]
