@@ -81,6 +81,14 @@ class Graph:
         return graph_digest(self)
 
     @functools.cached_property
+    def structure_digest(self) -> str:
+        """Like `digest`, but constants count by dtype and shape only: graphs differing just
+        in constant values share it, and so share compiled code (constants are arguments)."""
+        from fgraph.digest import graph_digest
+
+        return graph_digest(self, constant_values=False)
+
+    @functools.cached_property
     def canonical_outputs(self) -> tuple[Variable, ...]:
         """The outputs rebuilt over `Param(i, type)` in place of the i-th input."""
         params = {

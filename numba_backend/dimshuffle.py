@@ -1,4 +1,9 @@
-"""DimShuffle as a view: index dropped axes with 0, transpose, insert new axes with None."""
+"""DimShuffle as a view: index dropped axes with 0, permute, insert new axes with None.
+
+Permutations avoid numba's `ndarray.transpose(axes)`, whose compilation alone takes about
+10 s: a full reversal is `.T`, any other permutation an `as_strided` view (both well
+under a second).
+"""
 
 from __future__ import annotations
 
@@ -14,20 +19,30 @@ def _dimshuffle(op: DimShuffle, node: NodeInfo, module: ModuleBuilder) -> list[s
     (output,) = node.outputs
     rank = node.input_types[0].ndim
     kept = [axis for axis in op.order if axis is not None]
-    if not op.order and rank:  # every axis dropped: numba would give a scalar, not a 0-d array
+    if not kept and rank:  # every input axis dropped: indexing would give a scalar
         dtype = dtype_expression(node.output_types[0].dtype)
-        zeros = _index("0" for _ in range(rank))
-        return [f"{output} = np.empty((), dtype={dtype})", f"{output}[()] = {source}{zeros}"]
+        element = f"{source}{_index('0' for _ in range(rank))}"
+        shape = "(" + "".join("1, " for _ in op.order) + ")"
+        return [f"{output} = np.empty({shape}, dtype={dtype})", f"{output}[...] = {element}"]
+    lines: list[str] = []
     expression = source
     if len(kept) < rank:  # drop length-1 axes
         expression += _index(":" if axis in kept else "0" for axis in range(rank))
     remaining = sorted(kept)
     permutation = tuple(remaining.index(axis) for axis in kept)
-    if permutation != tuple(range(len(kept))):
-        expression = f"{expression}.transpose({permutation})"
+    if permutation == tuple(reversed(range(len(kept)))) and len(kept) > 1:
+        expression = f"{expression}.T"
+    elif permutation != tuple(range(len(kept))):
+        base = f"{node.prefix}base"
+        lines.append(f"{base} = {expression}")
+        shape = "".join(f"{base}.shape[{axis}], " for axis in permutation)
+        strides = "".join(f"{base}.strides[{axis}], " for axis in permutation)
+        expression = (
+            f"np.lib.stride_tricks.as_strided({base}, shape=({shape}), strides=({strides}))"
+        )
     if len(kept) < len(op.order):  # insert new axes
         expression += _index("None" if axis is None else ":" for axis in op.order)
-    return [f"{output} = {expression}"]
+    return [*lines, f"{output} = {expression}"]
 
 
 def _index(parts: Iterable[str]) -> str:

@@ -3,6 +3,7 @@ in a callable that checks its arguments and never hands out aliased arrays."""
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Sequence
 from typing import Any, overload
@@ -10,6 +11,7 @@ from typing import Any, overload
 import attrs
 import numba
 import numpy as np
+from numba.core.errors import NumbaError
 
 from fgraph import Graph, Variable, display_name
 from fgraph.op import Array
@@ -17,7 +19,7 @@ from numba_backend.cache import forget_numba_cache, load_module
 from numba_backend.codegen import GeneratedModule, entry_name, generate
 
 _compiled_lock = threading.Lock()
-_compiled: dict[str, tuple[numba.Dispatcher, GeneratedModule]] = {}
+_compiled: dict[str, numba.Dispatcher] = {}
 
 
 @attrs.frozen(eq=False, repr=False)
@@ -39,13 +41,12 @@ class CompiledFunction:
     def __call__(self, *arguments: Any) -> Any:
         if len(arguments) != len(self.inputs):
             names = ", ".join(display_name(variable) for variable in self.inputs)
-            raise TypeError(f"expected {len(self.inputs)} arguments ({names}), got {len(arguments)}")
-        arrays = tuple(
-            np.ascontiguousarray(variable.type.filter(value, display_name(variable)))
-            for variable, value in zip(self.inputs, arguments)
-        )
+            raise TypeError(
+                f"expected {len(self.inputs)} arguments ({names}), got {len(arguments)}"
+            )
+        arrays = tuple(map(_argument, self.inputs, arguments))
         results: tuple[Array, ...] = self._dispatcher(*arrays, *self._constants)
-        outputs = _unaliased(results, arrays)
+        outputs = _unaliased(results, (*arrays, *self._constants))
         return outputs[0] if self.single_output else outputs
 
     def __reduce__(self) -> tuple[object, ...]:
@@ -56,7 +57,9 @@ class CompiledFunction:
 
 
 @overload
-def function(inputs: Sequence[Variable], outputs: Variable, mode: str = ...) -> CompiledFunction: ...
+def function(
+    inputs: Sequence[Variable], outputs: Variable, mode: str = ...
+) -> CompiledFunction: ...
 @overload
 def function(
     inputs: Sequence[Variable], outputs: Sequence[Variable], mode: str = ...
@@ -79,22 +82,30 @@ def function(
 
 
 def _from_optimized(graph: Graph, single_output: bool) -> CompiledFunction:
-    dispatcher, generated = _compile(graph)
+    generated = generate(graph)  # cheap; its constants are this graph's own values
+    dispatcher = _compile(graph, generated)
     return CompiledFunction(
         graph.inputs, graph, generated.source, single_output, dispatcher, generated.constants
     )
 
 
-def _compile(graph: Graph) -> tuple[numba.Dispatcher, GeneratedModule]:
-    """The dispatcher for `graph`, shared by equal graphs in this process, compiled eagerly
-    for C-contiguous arguments of the input types (numba's disk cache makes this a load
-    in a second process)."""
-    digest = graph.digest
+def _compile(graph: Graph, generated: GeneratedModule) -> numba.Dispatcher:
+    """The dispatcher for `graph`'s structure, shared in this process by graphs that
+    differ at most in constant values (those are arguments, not code).
+
+    Compiling holds the lock: numba compiles one function at a time anyway, and threads
+    asking for the same graph then wait for it instead of compiling it again."""
     with _compiled_lock:
-        found = _compiled.get(digest)
-    if found is not None:
+        found = _compiled.get(graph.structure_digest)
+        if found is None:
+            found = _compiled[graph.structure_digest] = _compile_new(graph, generated)
         return found
-    generated = generate(graph)
+
+
+def _compile_new(graph: Graph, generated: GeneratedModule) -> numba.Dispatcher:
+    """Load `graph`'s generated module and compile it eagerly for C-contiguous arguments
+    of the input types (numba's disk cache makes this a load in a second process)."""
+    digest = graph.structure_digest
     name = entry_name(graph)
     module = load_module(digest, name, generated.source)
     dispatcher: numba.Dispatcher = getattr(module, name)
@@ -103,13 +114,36 @@ def _compile(graph: Graph) -> tuple[numba.Dispatcher, GeneratedModule]:
     ) + tuple(numba.typeof(constant) for constant in generated.constants)
     try:
         dispatcher.compile(signature)
+    except NumbaError:
+        raise  # the code itself does not compile: a cold retry would only fail again
     except Exception:
-        # A damaged numba cache entry must not poison every later run: drop it, retry once.
+        # A damaged numba cache entry (unpickling or rebuilding it fails) must not poison
+        # every later run: drop it and compile once more from scratch.
         forget_numba_cache(digest, name)
         dispatcher.compile(signature)
-    with _compiled_lock:
-        _compiled.setdefault(digest, (dispatcher, generated))
-    return dispatcher, generated
+    return dispatcher
+
+
+def _argument(variable: Variable, value: Any) -> Array:
+    """`value` as an array of `variable`'s type in native byte order and C order, the
+    signature compiled eagerly (`ascontiguousarray` would also turn a 0-d array into a 1-d
+    one). Arrays that already are one, the common case, pass through without the cost of
+    a full conversion."""
+    expected = variable.type
+    if (
+        type(value) is np.ndarray
+        and value.dtype == _native_dtype(expected.dtype)
+        and value.flags.c_contiguous
+        and expected.accepts_shape(value.shape)
+    ):
+        return value
+    converted = expected.filter(value, display_name(variable))
+    return np.asarray(converted, dtype=expected.dtype, order="C")
+
+
+@functools.cache
+def _native_dtype(name: str) -> np.dtype[Any]:
+    return np.dtype(name)  # native byte order; `np.dtype(">f8")` compares unequal to it
 
 
 def _unaliased(results: Sequence[Array], arguments: Sequence[Array]) -> list[Array]:
@@ -118,9 +152,15 @@ def _unaliased(results: Sequence[Array], arguments: Sequence[Array]) -> list[Arr
     outputs: list[Array] = []
     for result in results:
         array = np.asarray(result)
-        if not array.flags.writeable or any(
-            np.may_share_memory(array, other) for other in (*arguments, *outputs)
-        ):
+        if not array.flags.writeable or _shares_memory(array, arguments, outputs):
             array = array.copy()
         outputs.append(array)
     return outputs
+
+
+def _shares_memory(array: Array, *groups: Sequence[Array]) -> bool:
+    for group in groups:
+        for other in group:
+            if np.may_share_memory(array, other):
+                return True
+    return False

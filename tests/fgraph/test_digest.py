@@ -121,3 +121,18 @@ def test_undigestable_op_parameter_raises_naming_its_type() -> None:
         _ = Graph([x], [out]).digest
     assert len(Graph([x], [Tagged((1, "a", None, frozenset({2})))(x)]).digest) == 64
     assert len(Graph([x], [Tagged(TensorType("int8", (2,)))(x)]).digest) == 64
+
+
+def test_structure_digest_ignores_constant_values_only() -> None:
+    """The structure digest names compiled code: constants are arguments to it."""
+    from fgraph import Constant, Graph, Input, TensorType
+    from tests.fgraph.toy_ops import add
+
+    x = Input(TensorType("float64", (2,)), "x")
+    two = Graph([x], [add(x, Constant(np.array([2.0, 2.0])))])
+    three = Graph([x], [add(x, Constant(np.array([3.0, 3.0])))])
+    longer = Graph([x], [add(x, Constant(np.array([3.0])))])
+    assert two.digest != three.digest
+    assert two.structure_digest == three.structure_digest
+    assert longer.structure_digest != three.structure_digest
+    assert two.structure_digest != two.digest

@@ -1,0 +1,338 @@
+"""The `function` wrapper: argument checks, no mutation or aliasing, output shapes of the
+result, `graph`/`source`, pickling, and sharing of compiled dispatchers.
+
+Compiles are shared between tests through module-scoped fixtures (each cold numba
+compile costs about half a second).
+"""
+
+from __future__ import annotations
+
+import importlib
+import pickle
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+import pytest
+from numba.core.errors import NumbaError
+
+import ops as pt
+from fgraph import Graph, Input, Variable, check_graph, evaluate
+from numba_backend import CompiledFunction, function
+from numba_backend.codegen import GeneratedModule, entry_name, generate
+from numba_backend.function import _compiled
+from rewrite import optimize
+
+Array = np.ndarray[Any, np.dtype[Any]]
+
+
+def mixed_inputs() -> tuple[Input, Input, Input, Input]:
+    """A float vector, a float matrix, a matrix of static width 3, an unused int vector."""
+    return (
+        pt.vector("x"),
+        pt.matrix("A"),
+        pt.tensor("T", shape=(None, 3)),
+        pt.vector("unused", dtype="int32"),
+    )
+
+
+def mixed_outputs(x: Variable, a: Variable, t: Variable) -> list[Variable]:
+    """Outputs that tempt aliasing: an input itself, twice; a view of an input; a repeat."""
+    computed = pt.exp(-x) * 2 + a.sum()
+    return [computed, pt.expand_dims(a, 0), x, x, computed, t * 3, t.sum()]
+
+
+@pytest.fixture(scope="module")
+def mixed() -> tuple[CompiledFunction, list[Variable], tuple[Input, ...]]:
+    x, a, t, unused = mixed_inputs()
+    outputs = mixed_outputs(x, a, t)
+    return function([x, a, t, unused], outputs, mode="fast_run"), outputs, (x, a, t, unused)
+
+
+@pytest.fixture(scope="module")
+def single() -> CompiledFunction:
+    x = pt.vector("x")
+    return function([x], pt.log(pt.exp(x) + 1), mode="none")
+
+
+def arguments(seed: int = 0) -> tuple[Array, Array, Array, Array]:
+    rng = np.random.default_rng(seed)
+    return (
+        rng.normal(size=4),
+        rng.normal(size=(2, 5)),
+        rng.normal(size=(6, 3)),
+        np.arange(7, dtype=np.int32),
+    )
+
+
+def test_values_match_the_reference_evaluator(
+    mixed: tuple[CompiledFunction, list[Variable], tuple[Input, ...]],
+) -> None:
+    compiled, outputs, inputs = mixed
+    check_graph(compiled.graph)
+    values = arguments()
+    expected = evaluate(outputs, dict(zip(inputs, values)))
+    results = compiled(*values)
+    assert isinstance(results, list)
+    assert len(results) == len(expected)
+    for result, reference in zip(results, expected):
+        assert isinstance(result, np.ndarray)
+        assert result.dtype == reference.dtype
+        np.testing.assert_allclose(result, reference, rtol=1e-12)
+
+
+def test_wrong_argument_count_names_the_expected_inputs(
+    mixed: tuple[CompiledFunction, list[Variable], tuple[Input, ...]],
+) -> None:
+    compiled = mixed[0]
+    with pytest.raises(TypeError, match=r"expected 4 arguments \(x, A, T, unused\), got 2"):
+        compiled(*arguments()[:2])
+    with pytest.raises(TypeError, match="got 5"):
+        compiled(*arguments(), np.ones(3))
+
+
+def test_unsafe_dtype_is_a_type_error_naming_input_expected_and_got(
+    mixed: tuple[CompiledFunction, list[Variable], tuple[Input, ...]],
+) -> None:
+    x, a, t, unused = arguments()
+    with pytest.raises(TypeError, match="A: expected dtype float64, got complex128"):
+        mixed[0](x, a.astype(np.complex128), t, unused)
+    with pytest.raises(TypeError, match="unused: expected dtype int32, got float64"):
+        mixed[0](x, a, t, unused.astype(np.float64))
+
+
+def test_safe_casts_are_accepted(
+    mixed: tuple[CompiledFunction, list[Variable], tuple[Input, ...]],
+) -> None:
+    """Ints and float32 for float64 inputs, int8 for an int32 input, non-native byte order
+    and Fortran order: all converted, with the same results."""
+    compiled = mixed[0]
+    x, a, t, unused = arguments()
+    integer_x = np.arange(4, dtype=np.int64)
+    converted = compiled(
+        integer_x,
+        np.asfortranarray(a).astype(">f8"),
+        t.astype(np.float32),
+        unused.astype(np.int8),
+    )
+    rounded_t = t.astype(np.float32).astype(np.float64)
+    reference = compiled(integer_x.astype(np.float64), a, rounded_t, unused)
+    for result, wanted in zip(converted, reference):
+        np.testing.assert_array_equal(result, wanted)
+    assert len(_compiled[compiled.graph.structure_digest].signatures) == 1
+
+
+@pytest.mark.parametrize(
+    ("position", "value", "pattern"),
+    [
+        (0, np.ones((4, 1)), r"x: expected shape \(\?,\), got \(4, 1\)"),
+        (0, 2.0, r"x: expected shape \(\?,\), got \(\)"),
+        (1, np.ones(5), r"A: expected shape \(\?, \?\), got \(5,\)"),
+        (2, np.ones((6, 4)), r"T: expected shape \(\?, 3\), got \(6, 4\)"),
+        (3, np.ones((2, 2), dtype=np.int32), r"unused: expected shape \(\?,\), got \(2, 2\)"),
+    ],
+)
+def test_rank_and_static_shape_errors_are_value_errors(
+    mixed: tuple[CompiledFunction, list[Variable], tuple[Input, ...]],
+    position: int,
+    value: object,
+    pattern: str,
+) -> None:
+    values: list[object] = list(arguments())
+    values[position] = value
+    with pytest.raises(ValueError, match=pattern):
+        mixed[0](*values)
+
+
+def test_inputs_are_never_mutated(
+    mixed: tuple[CompiledFunction, list[Variable], tuple[Input, ...]],
+) -> None:
+    values = arguments(1)
+    copies = [value.copy() for value in values]
+    results = mixed[0](*values)
+    for result in results:
+        result[...] = 12345  # writing into outputs must not reach the inputs either
+    for value, original in zip(values, copies):
+        np.testing.assert_array_equal(value, original)
+
+
+def test_outputs_never_alias_inputs_or_each_other(
+    mixed: tuple[CompiledFunction, list[Variable], tuple[Input, ...]],
+) -> None:
+    values = arguments(2)
+    results = mixed[0](*values)
+    for index, result in enumerate(results):
+        assert result.flags.writeable
+        for value in values:
+            assert not np.may_share_memory(result, value)
+        for other in results[index + 1 :]:
+            assert not np.may_share_memory(result, other)
+
+
+def test_constant_outputs_are_fresh_each_call() -> None:
+    """A constant returned as is, or through a view, is copied: writing into one result
+    changes neither the graph's constant nor the next call's result."""
+    x = pt.vector("x")
+    table = pt.constant(np.arange(6.0).reshape(2, 3))
+    compiled = function([x], [table, pt.expand_dims(table, 0), x + 1], mode="none")
+    first = compiled(np.zeros(2))
+    for result in first:
+        result[...] = -1
+    second = compiled(np.zeros(2))
+    np.testing.assert_array_equal(second[0], np.arange(6.0).reshape(2, 3))
+    np.testing.assert_array_equal(second[1], np.arange(6.0).reshape(1, 2, 3))
+    np.testing.assert_array_equal(table.data, np.arange(6.0).reshape(2, 3))
+
+
+def test_single_output_gives_an_array_and_a_list_gives_a_list(single: CompiledFunction) -> None:
+    x_value = np.linspace(-2, 2, 5)
+    result = single(x_value)
+    assert isinstance(result, np.ndarray)
+    np.testing.assert_allclose(result, np.log(np.exp(x_value) + 1))
+    (x,) = single.inputs
+    as_list = function([x], [pt.log(pt.exp(x) + 1)], mode="none")(x_value)
+    assert isinstance(as_list, list)
+    assert len(as_list) == 1
+    np.testing.assert_array_equal(as_list[0], result)
+
+
+def test_a_scalar_output_is_a_zero_dimensional_array() -> None:
+    x = pt.vector("x")
+    total = function([x], x.sum(), mode="none")(np.arange(4.0))
+    assert isinstance(total, np.ndarray)
+    assert total.shape == ()
+    assert total == 6.0
+
+
+def test_python_scalars_are_accepted_for_scalar_inputs() -> None:
+    s = pt.scalar("s")
+    x = pt.vector("x")
+    compiled = function([s, x], x * s, mode="none")
+    np.testing.assert_array_equal(compiled(2, np.arange(3.0)), [0.0, 2.0, 4.0])
+    np.testing.assert_array_equal(compiled(0.5, [1, 2]), [0.5, 1.0])
+    # Converted arguments match the signature compiled eagerly: no compile at call time.
+    assert len(_compiled[compiled.graph.structure_digest].signatures) == 1
+
+
+def test_unused_inputs_are_accepted_and_still_checked(
+    mixed: tuple[CompiledFunction, list[Variable], tuple[Input, ...]],
+) -> None:
+    compiled, _, inputs = mixed
+    assert inputs[3] not in {v for node in compiled.graph.nodes for v in node.inputs}
+    assert compiled.graph.inputs == inputs
+    x, a, t, _ = arguments()
+    first = compiled(x, a, t, np.zeros(1, dtype=np.int32))
+    second = compiled(x, a, t, np.arange(100, dtype=np.int16))
+    for result, other in zip(first, second):
+        np.testing.assert_array_equal(result, other)
+    with pytest.raises(TypeError, match="unused"):
+        compiled(x, a, t, np.ones(3, dtype=np.float32))
+
+
+def test_graph_is_the_optimized_graph_and_source_its_module(
+    mixed: tuple[CompiledFunction, list[Variable], tuple[Input, ...]],
+) -> None:
+    compiled, outputs, inputs = mixed
+    assert isinstance(compiled.graph, Graph)
+    assert compiled.graph == optimize(Graph(inputs, outputs), "fast_run")
+    assert compiled.source == generate(compiled.graph).source
+    assert f"def {entry_name(compiled.graph)}(" in compiled.source
+
+
+def test_pickle_round_trip_gives_the_same_results(
+    mixed: tuple[CompiledFunction, list[Variable], tuple[Input, ...]],
+) -> None:
+    compiled = mixed[0]
+    restored = pickle.loads(pickle.dumps(compiled))
+    assert isinstance(restored, CompiledFunction)
+    assert restored.graph == compiled.graph
+    assert restored.source == compiled.source
+    values = arguments(3)
+    for result, expected in zip(restored(*values), compiled(*values)):
+        np.testing.assert_array_equal(result, expected)
+    doubled = function(compiled.inputs[:1], compiled.inputs[0] * 2, mode="none")
+    single_output = pickle.loads(pickle.dumps(doubled))
+    np.testing.assert_array_equal(single_output(np.ones(2)), [2.0, 2.0])
+
+
+def test_equal_graphs_share_one_compiled_dispatcher(single: CompiledFunction) -> None:
+    """A graph built again from fresh inputs has the same digest: no second compile."""
+    digest = single.graph.structure_digest
+    dispatcher = _compiled[digest]
+    x = pt.vector("x")
+    again = function([x], pt.log(pt.exp(x) + 1), mode="none")
+    assert again.graph.digest == single.graph.digest
+    assert _compiled[digest] is dispatcher
+    assert again.source == single.source
+    np.testing.assert_array_equal(again(np.arange(3.0)), single(np.arange(3.0)))
+
+
+def test_threads_compiling_one_graph_share_one_dispatcher() -> None:
+    """Threads asking for the same new graph at once wait for one compile."""
+
+    def compile_in_thread(_: int) -> CompiledFunction:
+        x = pt.vector("x")
+        return function([x], pt.exp(x) * 3 - x, mode="none")
+
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        compiled = list(pool.map(compile_in_thread, range(3)))
+    (digest,) = {one.graph.structure_digest for one in compiled}
+    dispatcher = _compiled[digest]
+    assert all(one._dispatcher is dispatcher for one in compiled)
+    assert len(dispatcher.signatures) == 1
+    for one in compiled:
+        np.testing.assert_allclose(one(np.arange(3.0)), np.exp(np.arange(3.0)) * 3 - np.arange(3.0))
+
+
+def test_code_numba_cannot_type_fails_once_without_dropping_the_cache(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Only a damaged cache is worth a second, cold compile; a typing error is raised as
+    it is, and numba's cache for the module is left alone."""
+    x = pt.vector("x")
+    graph = Graph([x], [pt.exp(pt.exp(x)) - 17])
+    name = entry_name(graph)
+    broken = f"import numba\n\n@numba.njit(cache=True)\ndef {name}(i0):\n    return (i0 + 'a',)\n"
+    forgotten: list[str] = []
+    # The module, not the `function` that `numba_backend` exports under the same name.
+    module = importlib.import_module("numba_backend.function")
+    monkeypatch.setattr(module, "generate", lambda _: GeneratedModule(broken, name, ()))
+    monkeypatch.setattr(module, "forget_numba_cache", lambda digest, _: forgotten.append(digest))
+    try:
+        with pytest.raises(NumbaError):
+            function([x], graph.outputs[0], mode="none")
+    finally:
+        sys.modules.pop(name, None)  # the broken module must not serve a later compile
+    assert forgotten == []
+    assert graph.structure_digest not in _compiled
+
+
+def test_symbol_and_module_names_derive_from_the_digest(
+    single: CompiledFunction,
+    mixed: tuple[CompiledFunction, list[Variable], tuple[Input, ...]],
+) -> None:
+    names: list[str] = []
+    for compiled in (single, mixed[0]):
+        digest = compiled.graph.structure_digest
+        name = entry_name(compiled.graph)
+        assert name == f"fgraph_{digest[:20]}"
+        assert f"def {name}(" in compiled.source
+        dispatcher = _compiled[digest]
+        assert dispatcher.py_func.__name__ == name
+        assert dispatcher.py_func.__module__ == name
+        names.append(name)
+    assert names[0] != names[1]
+
+
+
+def test_graphs_differing_only_in_constants_share_compiled_code() -> None:
+    """Constants are arguments, so the code is named by the structure digest."""
+    x = pt.vector("x")
+    by_two = function([x], x * np.array([2.0, 2.0]), mode="none")
+    by_three = function([x], x * np.array([3.0, 3.0]), mode="none")
+    assert by_two.graph.digest != by_three.graph.digest
+    assert by_two.graph.structure_digest == by_three.graph.structure_digest
+    assert by_two._dispatcher is by_three._dispatcher
+    np.testing.assert_allclose(by_two(np.ones(2)), [2.0, 2.0])
+    np.testing.assert_allclose(by_three(np.ones(2)), [3.0, 3.0])
