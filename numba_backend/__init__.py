@@ -1,8 +1,15 @@
 """The numba backend: `function(inputs, outputs)` compiles a graph to one njit function."""
 
+from numba_backend import advanced_indexing as _advanced_indexing
+from numba_backend import creation as _creation
 from numba_backend import dimshuffle as _dimshuffle
+from numba_backend import indexing as _indexing
+from numba_backend import join as _join
+from numba_backend import linalg as _linalg
 from numba_backend import loops as _loops
+from numba_backend import op_from_graph as _op_from_graph
 from numba_backend import reduction as _reduction
+from numba_backend import shape as _shape
 from numba_backend.function import CompiledFunction, function
 from numba_backend.registry import MissingKernelError, numba_kernel
 

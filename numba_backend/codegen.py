@@ -21,6 +21,8 @@ import math
 import numba
 import numpy as np
 
+from numba_backend.runtime import blas_operand
+
 '''
 
 

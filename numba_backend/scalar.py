@@ -1,5 +1,12 @@
 """Scalar ops as numba expressions over scalar operands (inlined into element loops).
 
+An expression must give NumPy's value for the op's output dtype `out_dtype`: element
+loops store it into an array of that dtype, and fused bodies wrap it in `np.<dtype>(...)`.
+Numba's own scalar typing differs from NumPy's (it widens small integers, and its
+`np.maximum(int64, float32)` is float32), so ops that compute in their operands' common
+dtype first cast every operand to the output dtype, which for them is that common
+dtype: the element computation then runs in exactly the dtype NumPy's loop uses.
+
 Import op classes with `from ops.<module> import ...`: `ops.scalar` and `ops.shape` are
 also names of user functions in the `ops` namespace, which shadow the submodules.
 """
@@ -18,87 +25,215 @@ from ops.scalar import (
     NEQ,
     Abs,
     Add,
+    ArcCos,
+    ArcCosh,
+    ArcSin,
+    ArcSinh,
+    ArcTan,
+    ArcTan2,
+    ArcTanh,
     BitwiseAnd,
     BitwiseOr,
     BitwiseXor,
     Cast,
+    Ceil,
+    Clip,
+    Cos,
+    Cosh,
+    Erf,
+    Erfc,
     Exp,
+    Exp2,
+    Expm1,
+    Floor,
     IntDiv,
     Invert,
+    IsFinite,
+    IsInf,
+    IsNan,
     Log,
+    Log1p,
+    Log2,
+    Log10,
+    LogicalAnd,
+    LogicalNot,
+    LogicalOr,
+    LogicalXor,
+    Maximum,
+    Minimum,
     Mod,
     Mul,
     Neg,
     Pow,
-    Second,
-    Sign,
-    Sub,
-    TrueDiv,
+    Reciprocal,
+    Round,
     ScalarOp,
+    Second,
+    Sigmoid,
+    Sign,
+    Sin,
+    Sinh,
+    Softplus,
+    Sqrt,
+    Square,
+    Sub,
+    Switch,
+    Tan,
+    Tanh,
+    TrueDiv,
 )
 
 
 @functools.singledispatch
 def scalar_expression(op: ScalarOp, args: tuple[str, ...], out_dtype: str) -> str:
-    """A numba expression computing `op` on scalar operands `args`."""
+    """A numba expression computing `op` on scalar operands `args`, whose value is NumPy's
+    once converted to `out_dtype` (the op's output dtype for the operands' dtypes)."""
     raise MissingKernelError(f"no numba scalar expression for {type(op).__name__}")
 
 
-def _register_binary(cls: type[ScalarOp], operator: str) -> None:
+def _converted(args: tuple[str, ...], dtype: str) -> tuple[str, ...]:
+    """Each operand converted to `dtype`."""
+    return tuple(f"{dtype_expression(dtype)}({arg})" for arg in args)
+
+
+def _register_template(cls: type[ScalarOp], template: str, in_common_dtype: bool) -> None:
+    """Register `template` (operands as `{0}`, `{1}`, ...) for `cls`; with
+    `in_common_dtype`, operands are first converted to the output dtype."""
+
     def expression(op: ScalarOp, args: tuple[str, ...], out_dtype: str) -> str:
-        return f"({args[0]} {operator} {args[1]})"
+        operands = _converted(args, out_dtype) if in_common_dtype else args
+        return template.format(*operands)
 
     scalar_expression.register(cls)(expression)
 
 
-def _register_call(cls: type[ScalarOp], function: str) -> None:
-    def expression(op: ScalarOp, args: tuple[str, ...], out_dtype: str) -> str:
-        return f"{function}({', '.join(args)})"
-
-    scalar_expression.register(cls)(expression)
-
-
-_OPERATORS: tuple[tuple[type[ScalarOp], str], ...] = (
-    (Add, "+"),
-    (Sub, "-"),
-    (Mul, "*"),
-    (TrueDiv, "/"),
-    (IntDiv, "//"),
-    (Pow, "**"),
-    (LT, "<"),
-    (LE, "<="),
-    (GT, ">"),
-    (GE, ">="),
-    (EQ, "=="),
-    (NEQ, "!="),
-    (BitwiseAnd, "&"),
-    (BitwiseOr, "|"),
-    (BitwiseXor, "^"),
+_IN_COMMON_DTYPE: tuple[tuple[type[ScalarOp], str], ...] = (
+    # Arithmetic: on bools, + and * give 2 and 1 where NumPy gives True, equal once stored.
+    (Add, "({0} + {1})"),
+    (Sub, "({0} - {1})"),
+    (Mul, "({0} * {1})"),
+    (TrueDiv, "({0} / {1})"),
+    (IntDiv, "({0} // {1})"),  # integer division by zero gives 0, as in NumPy
+    (Mod, "np.mod({0}, {1})"),
+    (Pow, "np.power({0}, {1})"),
+    (Neg, "(-{0})"),
+    (Abs, "np.abs({0})"),
+    (Sign, "np.sign({0})"),
+    (Reciprocal, "np.reciprocal({0})"),
+    (Square, "np.square({0})"),
+    (Sqrt, "np.sqrt({0})"),
+    (Maximum, "np.maximum({0}, {1})"),  # NaN-propagating, as NumPy's
+    (Minimum, "np.minimum({0}, {1})"),
+    (Clip, "np.minimum(np.maximum({0}, {1}), {2})"),  # NumPy's definition of clip
+    (BitwiseAnd, "({0} & {1})"),
+    (BitwiseOr, "({0} | {1})"),
+    (BitwiseXor, "({0} ^ {1})"),
+    (Invert, "np.invert({0})"),  # logical not on bools
+    (Floor, "np.floor({0})"),
+    (Ceil, "np.ceil({0})"),
+    (Exp, "np.exp({0})"),
+    (Exp2, "np.exp2({0})"),
+    (Expm1, "np.expm1({0})"),
+    (Log, "np.log({0})"),
+    (Log2, "np.log2({0})"),
+    (Log10, "np.log10({0})"),
+    (Log1p, "np.log1p({0})"),
+    (Sin, "np.sin({0})"),
+    (Cos, "np.cos({0})"),
+    (Tan, "np.tan({0})"),
+    (ArcSin, "np.arcsin({0})"),
+    (ArcCos, "np.arccos({0})"),
+    (ArcTan, "np.arctan({0})"),
+    (ArcTan2, "np.arctan2({0}, {1})"),
+    (Sinh, "np.sinh({0})"),
+    (Cosh, "np.cosh({0})"),
+    (Tanh, "np.tanh({0})"),
+    (ArcSinh, "np.arcsinh({0})"),
+    (ArcCosh, "np.arccosh({0})"),
+    (ArcTanh, "np.arctanh({0})"),
 )
-_FUNCTIONS: tuple[tuple[type[ScalarOp], str], ...] = (
-    (Exp, "np.exp"),
-    (Log, "np.log"),
-    (Abs, "np.abs"),
-    (Sign, "np.sign"),
-    (Mod, "np.mod"),
-    (Invert, "np.invert"),
+_AS_GIVEN: tuple[tuple[type[ScalarOp], str], ...] = (
+    # Bool results from operands of any dtypes (numba compares mixed dtypes exactly).
+    (LT, "({0} < {1})"),
+    (LE, "({0} <= {1})"),
+    (GT, "({0} > {1})"),
+    (GE, "({0} >= {1})"),
+    (EQ, "({0} == {1})"),
+    (NEQ, "({0} != {1})"),
+    (LogicalAnd, "(({0} != 0) & ({1} != 0))"),  # NaN is true, as in NumPy
+    (LogicalOr, "(({0} != 0) | ({1} != 0))"),
+    (LogicalXor, "(({0} != 0) != ({1} != 0))"),
+    (LogicalNot, "({0} == 0)"),
+    (IsNan, "np.isnan({0})"),  # numba's isnan/isinf/isfinite accept integers and bools
+    (IsInf, "np.isinf({0})"),
+    (IsFinite, "np.isfinite({0})"),
+    (Second, "{1}"),
 )
-for _op_class, _operator in _OPERATORS:
-    _register_binary(_op_class, _operator)
-for _op_class, _function in _FUNCTIONS:
-    _register_call(_op_class, _function)
-
-
-@scalar_expression.register
-def _neg(op: Neg, args: tuple[str, ...], out_dtype: str) -> str:
-    return f"(-{args[0]})"
-
-
-@scalar_expression.register
-def _second(op: Second, args: tuple[str, ...], out_dtype: str) -> str:
-    return args[1]
+for _op_class, _template in _IN_COMMON_DTYPE:
+    _register_template(_op_class, _template, in_common_dtype=True)
+for _op_class, _template in _AS_GIVEN:
+    _register_template(_op_class, _template, in_common_dtype=False)
 
 
 @scalar_expression.register
 def _cast(op: Cast, args: tuple[str, ...], out_dtype: str) -> str:
-    return f"{dtype_expression(op.dtype)}({args[0]})"
+    """To bool by comparison with zero (NaN is true); otherwise NumPy's C-style conversion
+    (truncation toward zero, wrap-around for integers)."""
+    if op.dtype == "bool":
+        return f"({args[0]} != 0)"
+    return _converted(args, op.dtype)[0]
+
+
+@scalar_expression.register
+def _switch(op: Switch, args: tuple[str, ...], out_dtype: str) -> str:
+    """Both branches converted to the output dtype so numba types the choice as NumPy's
+    `where` does; a condition is true when nonzero (NaN included)."""
+    condition, x, y = args
+    x, y = _converted((x, y), out_dtype)
+    return f"({x} if {condition} != 0 else {y})"
+
+
+@scalar_expression.register
+def _round(op: Round, args: tuple[str, ...], out_dtype: str) -> str:
+    """NumPy's algorithm: `rint(x * 10**d) / 10**d` (with 10**-d the other way round for
+    negative `d`) in the input's float dtype, in float64 for integers (which only change
+    for negative `d`, and go back to their dtype)."""
+    (x,) = args
+    integer = out_dtype != "bool" and not out_dtype.startswith(("float", "complex"))
+    if op.decimals == 0 or (integer and op.decimals > 0):
+        return x if integer else f"np.rint({x})"
+    compute = "float64" if integer else out_dtype
+    (value,) = _converted((x,), compute)
+    (factor,) = _converted((repr(10.0 ** abs(op.decimals)),), compute)
+    if op.decimals > 0:
+        return f"(np.rint({value} * {factor}) / {factor})"
+    return f"(np.rint({value} / {factor}) * {factor})"
+
+
+@scalar_expression.register
+def _sigmoid(op: Sigmoid, args: tuple[str, ...], out_dtype: str) -> str:
+    """The op's stable form: with d = exp(-|x|), 1 / (1 + d) for x >= 0, else d / (1 + d)."""
+    (x,) = _converted(args, out_dtype)
+    (one,) = _converted(("1",), out_dtype)
+    decay = f"np.exp(-np.abs({x}))"
+    return f"(({one} if {x} >= 0 else {decay}) / ({one} + {decay}))"
+
+
+@scalar_expression.register
+def _softplus(op: Softplus, args: tuple[str, ...], out_dtype: str) -> str:
+    """The op's stable form: log1p(exp(-|x|)) + max(x, 0)."""
+    (x,) = _converted(args, out_dtype)
+    (zero,) = _converted(("0",), out_dtype)
+    return f"(np.log1p(np.exp(-np.abs({x}))) + np.maximum({x}, {zero}))"
+
+
+@scalar_expression.register
+def _erf(op: Erf, args: tuple[str, ...], out_dtype: str) -> str:
+    """In float64, as the op's `math.erf` reference (stored in the output dtype)."""
+    return f"math.erf({_converted(args, 'float64')[0]})"
+
+
+@scalar_expression.register
+def _erfc(op: Erfc, args: tuple[str, ...], out_dtype: str) -> str:
+    """In float64, as the op's `math.erfc` reference (stored in the output dtype)."""
+    return f"math.erfc({_converted(args, 'float64')[0]})"

@@ -1,0 +1,204 @@
+"""Advanced indexing (`AdvancedSubtensor`, `AdvancedIncSubtensor`) as explicit loops.
+
+numba's fancy indexing covers little of NumPy's, so the index is split in two: slices
+and new axes make a view (basic indexing numba supports), and the integer arrays,
+masks (as their `nonzero()` arrays) and static ints broadcast together and are read
+element by element in a loop nest over the result. Increments therefore accumulate
+over repeated indices (`np.add.at`), and a set keeps the last write in C order, as
+NumPy does. Indices are bounds-checked and negative ones wrap. An update marked
+`inplace` by the inplace rewrite writes into its input's buffer instead of a copy.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from fgraph import TensorType
+from fgraph.dtypes import is_bool
+from numba_backend.registry import ModuleBuilder, NodeInfo, dtype_expression, numba_kernel
+from numba_backend.shape import tuple_expression
+from ops.advanced_subtensor import AdvancedIncSubtensor, AdvancedSubtensor
+from ops.indexing import Entry, NewAxis, Slice, Symbolic
+
+
+@attrs.frozen
+class _Component:
+    """One indexed axis of the view: an integer array (broadcast to the index shape
+    when `rank` is set) or a static int (`rank` None, `array` the literal)."""
+
+    array: str
+    rank: int | None
+    view_axis: int
+
+
+@attrs.frozen
+class _LoopNest:
+    """Lines preparing the view and the index arrays, the result's shape and loop nest
+    (`depth` loops), the innermost lines that compute, wrap and bounds-check each index,
+    and the positions read from the view and written to the result."""
+
+    setup: tuple[str, ...]
+    shape: str
+    depth: int
+    loops: tuple[str, ...]
+    indices: tuple[str, ...]
+    read: str
+    write: str
+
+
+def _loop_nest(
+    source: str, entries: tuple[Entry, ...], values: tuple[str, ...],
+    value_types: tuple[TensorType, ...], source_rank: int, prefix: str,
+) -> _LoopNest:
+    view = f"{prefix}v"
+    remaining = iter(zip(values, value_types))
+    parts: list[str] = []
+    components: list[_Component] = []
+    basic_axes: list[int] = []  # view axes that slices, new axes and unindexed axes give
+    advanced_positions: list[int] = []
+    first_advanced_at = 0  # how many basic view axes precede the first advanced one
+    bad = f"{prefix}bad"  # one raise for all checks: each raise slows numba's compile
+    setup: list[str] = [f"{bad} = False"]
+    axis = 0
+    for position, entry in enumerate(entries):
+        if isinstance(entry, (NewAxis, Slice)):
+            basic_axes.append(len(parts))
+            if isinstance(entry, NewAxis):
+                parts.append("None")
+                continue
+            bounds = (
+                "" if part is None else f"{next(remaining)[0]}[()]" if isinstance(part, Symbolic)
+                else str(part)
+                for part in entry.parts
+            )
+            parts.append(":".join(bounds))
+            axis += 1
+            continue
+        if not advanced_positions:
+            first_advanced_at = len(basic_axes)
+        advanced_positions.append(position)
+        if not isinstance(entry, Symbolic):
+            components.append(_Component(str(entry), None, len(parts)))
+            parts.append(":")
+            axis += 1
+            continue
+        name, index_type = next(remaining)
+        if not is_bool(index_type.dtype):
+            components.append(_Component(name, index_type.ndim, len(parts)))
+            parts.append(":")
+            axis += 1
+            continue
+        nonzero = f"{prefix}z{len(components)}"
+        setup.append(f"{nonzero} = np.nonzero({name})")
+        for offset in range(index_type.ndim):
+            mismatch = f"{name}.shape[{offset}] != {source}.shape[{axis + offset}]"
+            setup.append(f"{bad} = {bad} or {mismatch}")
+            components.append(_Component(f"{nonzero}[{offset}]", 1, len(parts)))
+            parts.append(":")
+        axis += index_type.ndim
+    for _ in range(axis, source_rank):
+        basic_axes.append(len(parts))
+        parts.append(":")
+    if advanced_positions and advanced_positions[-1] - advanced_positions[0] + 1 != len(
+        advanced_positions
+    ):
+        first_advanced_at = 0  # advanced indices apart: NumPy puts their axes first
+    setup.insert(0, f"{view} = {source}[{', '.join(parts)}{',' if len(parts) == 1 else ''}]")
+    index_rank = max((component.rank or 0 for component in components), default=0)
+    lengths = [f"{prefix}B{a}" for a in range(index_rank)]
+    for a, length in enumerate(lengths):
+        setup.append(f"{length} = 1")
+        for component in components:
+            if component.rank is None or a < index_rank - component.rank:
+                continue
+            extent = f"{prefix}l"
+            setup += [
+                f"{extent} = {component.array}.shape[{a - (index_rank - component.rank)}]",
+                f"{bad} = {bad} or ({extent} != 1 and {length} != 1 and {extent} != {length})",
+                f"{length} = {length} if {extent} == 1 else {extent}",
+            ]
+    setup += [
+        f"if {bad}:",
+        "    raise IndexError('index arrays do not broadcast together, or a boolean index "
+        "does not match the indexed axes')",
+    ]
+    index_shape = tuple_expression(lengths)
+    rank = len(basic_axes) + index_rank
+    loop_names = [f"{prefix}j{t}" for t in range(rank)]
+    index_names = loop_names[first_advanced_at : first_advanced_at + index_rank]
+    basic_names = loop_names[:first_advanced_at] + loop_names[first_advanced_at + index_rank :]
+    read = dict(zip(basic_axes, basic_names))
+    indices: list[str] = []
+    in_bounds: list[str] = []
+    for number, component in enumerate(components):
+        index = f"{prefix}t{number}"
+        length = f"{view}.shape[{component.view_axis}]"
+        if component.rank is None:
+            indices.append(f"{index} = {component.array}")
+        else:
+            broadcast = f"{prefix}i{number}"
+            setup.append(f"{broadcast} = np.broadcast_to({component.array}, {index_shape})")
+            at = ", ".join(index_names) if index_rank else "()"
+            indices.append(f"{index} = np.int64({broadcast}[{at}])")
+        indices += [f"if {index} < 0:", f"    {index} += {length}"]
+        in_bounds.append(f"0 <= {index} < {length}")
+        read[component.view_axis] = index
+    indices += [
+        f"if not ({' and '.join(in_bounds)}):",
+        "    raise IndexError('index out of bounds')",
+    ]
+    shape = [f"{view}.shape[{a}]" for a in basic_axes]
+    shape[first_advanced_at:first_advanced_at] = lengths
+    loops = [
+        "    " * t + f"for {loop_names[t]} in range({length}):" for t, length in enumerate(shape)
+    ]
+    return _LoopNest(
+        setup=tuple(setup),
+        shape=tuple_expression(shape),
+        depth=rank,
+        loops=tuple(loops),
+        indices=tuple("    " * rank + line for line in indices),
+        read=", ".join(read[a] for a in range(len(parts))),
+        write=", ".join(loop_names) if rank else "()",
+    )
+
+
+@numba_kernel.register
+def _advanced_subtensor(op: AdvancedSubtensor, node: NodeInfo, module: ModuleBuilder) -> list[str]:
+    source, *values = node.inputs
+    (output,) = node.outputs
+    nest = _loop_nest(
+        source, op.idx_list, tuple(values), node.input_types[1:], node.input_types[0].ndim,
+        node.prefix,
+    )
+    dtype = dtype_expression(node.output_types[0].dtype)
+    indent = "    " * nest.depth
+    return [
+        *nest.setup,
+        f"{output} = np.empty({nest.shape}, dtype={dtype})",
+        *nest.loops,
+        *nest.indices,
+        f"{indent}{output}[{nest.write}] = {node.prefix}v[{nest.read}]",
+    ]
+
+
+@numba_kernel.register
+def _advanced_inc_subtensor(
+    op: AdvancedIncSubtensor, node: NodeInfo, module: ModuleBuilder
+) -> list[str]:
+    source, value, *values = node.inputs
+    (output,) = node.outputs
+    prefix = node.prefix
+    nest = _loop_nest(
+        output, op.idx_list, tuple(values), node.input_types[2:], node.input_types[0].ndim, prefix
+    )
+    indent = "    " * nest.depth
+    assign = "=" if op.set_instead_of_inc else "+="
+    return [
+        f"{output} = {source}" + ("" if op.inplace else ".copy()"),
+        *nest.setup,
+        f"{prefix}y = np.broadcast_to({value}, {nest.shape})",
+        *nest.loops,
+        *nest.indices,
+        f"{indent}{prefix}v[{nest.read}] {assign} {prefix}y[{nest.write}]",
+    ]

@@ -1,0 +1,90 @@
+"""Basic indexing: `Subtensor` as a numba view, `IncSubtensor` as a copy updated by loops
+(or, when the inplace rewrite marked it, as its input's buffer updated in place).
+
+Updates write through explicit loops over a view of the region rather than a slice
+assignment, which numba compiles about ten times slower. Symbolic integer indices are
+bounds-checked (numba does not check them); slices clip as in NumPy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from numba_backend.registry import ModuleBuilder, NodeInfo, dtype_expression, numba_kernel
+from ops.indexing import Entry, NewAxis, Slice, Symbolic
+from ops.subtensor import IncSubtensor, Subtensor
+
+
+def basic_index(
+    source: str, entries: tuple[Entry, ...], values: tuple[str, ...], static: tuple[int | None, ...]
+) -> tuple[list[str], str]:
+    """Bounds checks and the index expression `[...]` of `source[entries]`, where
+    `values` name the node's index inputs (0-d arrays) and `static` is the source's
+    static shape."""
+    remaining: Iterator[str] = iter(values)
+    checks: list[str] = []
+    parts: list[str] = []
+    axis = 0
+    for entry in entries:
+        if isinstance(entry, NewAxis):
+            parts.append("None")
+            continue
+        if isinstance(entry, Slice):
+            bounds = (
+                "" if part is None else f"{next(remaining)}[()]" if isinstance(part, Symbolic)
+                else str(part)
+                for part in entry.parts
+            )
+            parts.append(":".join(bounds))
+        else:
+            index = f"{next(remaining)}[()]" if isinstance(entry, Symbolic) else str(entry)
+            if isinstance(entry, Symbolic) or static[axis] is None:
+                length = f"{source}.shape[{axis}]"
+                checks += [
+                    f"if not -{length} <= {index} < {length}:",
+                    f"    raise IndexError('index out of bounds for axis {axis}')",
+                ]
+            parts.append(index)
+        axis += 1
+    return checks, "[" + ", ".join(parts) + ("," if len(parts) == 1 else "") + "]"
+
+
+@numba_kernel.register
+def _subtensor(op: Subtensor, node: NodeInfo, module: ModuleBuilder) -> list[str]:
+    """A view; a 0-d result is written into a fresh 0-d array (numba would give a scalar)."""
+    source, *values = node.inputs
+    (output,) = node.outputs
+    if not op.idx_list:
+        return [f"{output} = {source}"]
+    checks, index = basic_index(source, op.idx_list, tuple(values), node.input_types[0].shape)
+    if node.output_types[0].ndim:
+        return [*checks, f"{output} = {source}{index}"]
+    dtype = dtype_expression(node.output_types[0].dtype)
+    return [*checks, f"{output} = np.empty((), dtype={dtype})", f"{output}[()] = {source}{index}"]
+
+
+@numba_kernel.register
+def _inc_subtensor(op: IncSubtensor, node: NodeInfo, module: ModuleBuilder) -> list[str]:
+    source, value, *values = node.inputs
+    (output,) = node.outputs
+    prefix = node.prefix
+    checks, index = basic_index(source, op.idx_list, tuple(values), node.input_types[0].shape)
+    assign = "=" if op.set_instead_of_inc else "+="
+    lines = [*checks, f"{output} = {source}" + ("" if op.inplace else ".copy()")]
+    entries = op.idx_list
+    rank = node.input_types[0].ndim + sum(
+        isinstance(entry, NewAxis) - isinstance(entry, (int, Symbolic)) for entry in entries
+    )
+    if rank == 0:
+        return [*lines, f"{output}{index if op.idx_list else '[()]'} {assign} {value}[()]"]
+    region, broadcast = f"{prefix}r", f"{prefix}b"
+    lines += [
+        f"{region} = {output}{index}" if op.idx_list else f"{region} = {output}",
+        f"{broadcast} = np.broadcast_to({value}, {region}.shape)",
+    ]
+    indent = ""
+    for axis in range(rank):
+        lines.append(f"{indent}for {prefix}j{axis} in range({region}.shape[{axis}]):")
+        indent += "    "
+    position = ", ".join(f"{prefix}j{axis}" for axis in range(rank))
+    return [*lines, f"{indent}{region}[{position}] {assign} {broadcast}[{position}]"]

@@ -1,0 +1,98 @@
+"""Shape vectors, reshapes and broadcasts as inlined NumPy calls numba supports.
+
+Shapes arrive as int64 vector variables; numba wants tuples, so a target of static rank
+r becomes `(s[0], ..., s[r-1])`, with the lengths known when the graph was built written
+as literals. Scalars travel as 0-d arrays and are read with `[()]`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from fgraph.types import Shape as StaticShape
+from numba_backend.registry import ModuleBuilder, NodeInfo, dtype_expression, numba_kernel
+from ops.broadcast import BroadcastTo
+from ops.reshape import Reshape, SpecifyShape
+from ops.shape_vector import MakeVector, Shape, ShapeI
+
+
+def shape_tuple(vector: str, static: StaticShape) -> str:
+    """A tuple expression for a shape: literals where `static` knows the length, else the
+    entry of the int64 vector variable `vector`."""
+    entries = (f"{vector}[{k}]" if n is None else str(n) for k, n in enumerate(static))
+    return tuple_expression(entries)
+
+
+def tuple_expression(entries: Iterable[str]) -> str:
+    """`(a, b, )`: a tuple literal, also of length 0 and 1."""
+    return "(" + "".join(f"{entry}, " for entry in entries) + ")"
+
+
+def _vector(output: str, values: list[str]) -> list[str]:
+    """Lines filling `output` with an int64 vector of `values`."""
+    lines = [f"{output} = np.empty({len(values)}, dtype=np.int64)"]
+    lines.extend(f"{output}[{k}] = {value}" for k, value in enumerate(values))
+    return lines
+
+
+@numba_kernel.register
+def _shape(op: Shape, node: NodeInfo, module: ModuleBuilder) -> list[str]:
+    (source,) = node.inputs
+    rank = node.input_types[0].ndim
+    return _vector(node.outputs[0], [f"{source}.shape[{k}]" for k in range(rank)])
+
+
+@numba_kernel.register
+def _shape_i(op: ShapeI, node: NodeInfo, module: ModuleBuilder) -> list[str]:
+    (output,) = node.outputs
+    return [
+        f"{output} = np.empty((), dtype=np.int64)",
+        f"{output}[()] = {node.inputs[0]}.shape[{op.axis}]",
+    ]
+
+
+@numba_kernel.register
+def _make_vector(op: MakeVector, node: NodeInfo, module: ModuleBuilder) -> list[str]:
+    return _vector(node.outputs[0], [f"{name}[()]" for name in node.inputs])
+
+
+@numba_kernel.register
+def _reshape(op: Reshape, node: NodeInfo, module: ModuleBuilder) -> list[str]:
+    """NumPy reshapes views where it can; numba only reshapes contiguous arrays, so a
+    view (say a transpose) is copied first."""
+    source, target = node.inputs
+    lines: list[str] = []
+    negative = [f"{target}[{k}] < -1" for k, length in enumerate(op.target) if length is None]
+    if negative:  # numba would take any negative entry for -1
+        lines += [
+            f"if {' or '.join(negative)}:",
+            "    raise ValueError('Reshape: shape entries must be non-negative or -1')",
+        ]
+    shape = shape_tuple(target, op.target)
+    lines.append(f"{node.outputs[0]} = np.ascontiguousarray({source}).reshape({shape})")
+    return lines
+
+
+@numba_kernel.register
+def _specify_shape(op: SpecifyShape, node: NodeInfo, module: ModuleBuilder) -> list[str]:
+    """One check for all axes (each raise adds to numba's compile time)."""
+    source, expected = node.inputs
+    mismatches: list[str] = []
+    for k, length in enumerate(op.shape):
+        if length is None:  # entries -1 are not checked
+            want = f"{expected}[{k}]"
+            mismatches.append(f"({want} >= 0 and {want} != {source}.shape[{k}])")
+        else:
+            mismatches.append(f"{source}.shape[{k}] != {length}")
+    lines = [
+        f"if {' or '.join(mismatches)}:",
+        "    raise ValueError('SpecifyShape: the shape differs from the one specified')",
+    ] if mismatches else []
+    return [*lines, f"{node.outputs[0]} = {source}"]
+
+
+@numba_kernel.register
+def _broadcast_to(op: BroadcastTo, node: NodeInfo, module: ModuleBuilder) -> list[str]:
+    """A read-only view, as in NumPy (`function` copies it if it is returned)."""
+    source, target = node.inputs
+    return [f"{node.outputs[0]} = np.broadcast_to({source}, {shape_tuple(target, op.shape)})"]
