@@ -9,6 +9,9 @@ from rewrite.errors import (
     RewriteLimitError,
     RewriteWarning,
 )
+from rewrite.fusion import fuse_elemwise
+from rewrite.inc_subtensor import INC_SUBTENSOR
+from rewrite.inline import INLINE
 from rewrite.inner import InnerGraphPass, evolve_inner_graph, map_inner_graphs
 from rewrite.pipeline import Pass, Pipeline, RulePass, pass_name, rule_pass
 from rewrite.pipelines import FAST_COMPILE, FAST_RUN, INNER_GRAPHS, NONE, PIPELINES, optimize
@@ -22,6 +25,8 @@ from rewrite.rule import (
     context_rule,
     rule,
 )
+from rewrite.shapes import SHAPES
+from rewrite.subtensor import LIFT_SUBTENSOR, SUBTENSOR
 from rewrite.trace import RuleFailed, RuleFired, Trace, TraceEntry
 
 __all__ = [
@@ -29,9 +34,14 @@ __all__ = [
     "DEFAULT_MAX_SWEEPS",
     "FAST_COMPILE",
     "FAST_RUN",
+    "INC_SUBTENSOR",
+    "INLINE",
     "INNER_GRAPHS",
+    "LIFT_SUBTENSOR",
     "NONE",
     "PIPELINES",
+    "SHAPES",
+    "SUBTENSOR",
     "AnyRule",
     "Clients",
     "ContextRule",
@@ -56,6 +66,7 @@ __all__ = [
     "TraceEntry",
     "context_rule",
     "evolve_inner_graph",
+    "fuse_elemwise",
     "map_inner_graphs",
     "optimize",
     "pass_name",

@@ -45,9 +45,11 @@ def map_inner_graphs(
     graph: Graph,
     fn: Pass,
     rebuild_op: Callable[[Op, Graph], Op] = evolve_inner_graph,
+    skip: tuple[type[Op], ...] = (),
 ) -> Graph:
     """`graph` with `fn` applied to the inner graph of every op that has one
-    (`fgraph.HasInnerGraph`), each such op rebuilt by `rebuild_op(op, new_inner_graph)`.
+    (`fgraph.HasInnerGraph`) and is not an instance of a class in `skip`, each such op
+    rebuilt by `rebuild_op(op, new_inner_graph)`.
 
     Only the outer graph's ops are visited; `fn` decides whether to go deeper (as
     `InnerGraphPass` does). Returns `graph` itself when no inner graph changes. The new
@@ -60,7 +62,7 @@ def map_inner_graphs(
         new_op = op
         # `fgraph.HasInnerGraph`, tested by attribute: a runtime protocol check is ~30x slower.
         inner = getattr(op, "inner_graph", None)
-        if isinstance(inner, Graph):
+        if isinstance(inner, Graph) and not isinstance(op, skip):
             new_inner = rewritten.get(inner)
             if new_inner is None:
                 new_inner = rewritten[inner] = fn(inner)
@@ -88,13 +90,20 @@ def map_inner_graphs(
 @attrs.frozen
 class InnerGraphPass:
     """A pass running `inner` over every inner graph, innermost first (nested inner graphs
-    are rewritten before the graph holding them)."""
+    are rewritten before the graph holding them).
+
+    Ops of the classes in `skip` keep their inner graphs as they are: `Fused`, whose inner
+    graph the fusion pass builds from nodes the pipeline has already simplified, so that
+    rewriting it again would cost a pass over every fused node (and re-optimizing a fused
+    graph would no longer be cheap) for nothing.
+    """
 
     inner: Pass
     name: str = "inner_graphs"
+    skip: tuple[type[Op], ...] = ()
 
     def __call__(self, graph: Graph) -> Graph:
-        return map_inner_graphs(graph, self._rewrite_inner)
+        return map_inner_graphs(graph, self._rewrite_inner, skip=self.skip)
 
     def _rewrite_inner(self, inner_graph: Graph) -> Graph:
-        return self.inner(map_inner_graphs(inner_graph, self._rewrite_inner))
+        return self.inner(map_inner_graphs(inner_graph, self._rewrite_inner, skip=self.skip))

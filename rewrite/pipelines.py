@@ -11,16 +11,56 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from fgraph import Graph
+from ops.fused import Fused
+from rewrite.canonicalize import CANONICALIZE
+from rewrite.constant_fold import CONSTANT_FOLD
+from rewrite.fusion import fuse_elemwise
+from rewrite.inc_subtensor import INC_SUBTENSOR
+from rewrite.inline import INLINE
 from rewrite.inner import InnerGraphPass
-from rewrite.pipeline import Pipeline
+from rewrite.inplace import inplace_pass
+from rewrite.pipeline import Pipeline, rule_pass
+from rewrite.rule import RuleSet
+from rewrite.shapes import SHAPES
+from rewrite.specialize import SPECIALIZE
+from rewrite.stabilize import STABILIZE
+from rewrite.subtensor import LIFT_SUBTENSOR, SUBTENSOR
 
-INNER_GRAPHS = Pipeline("inner_graphs", ())
+SIMPLIFY = RuleSet.union(
+    "simplify", CONSTANT_FOLD, CANONICALIZE, SHAPES, SUBTENSOR, INC_SUBTENSOR
+)
+"""Constant folding, canonicalization and the shape and indexing simplifications
+together, so each enables the others in one pass."""
+
+SIMPLIFY_AND_LIFT = RuleSet.union("simplify_and_lift", SIMPLIFY, LIFT_SUBTENSOR)
+"""`SIMPLIFY` plus moving indexing before elementwise work (which reads clients, so the
+pass sweeps to a fixpoint): what second derivatives of loops need."""
+
+STABILIZE_AND_SIMPLIFY = RuleSet.union("stabilize_and_simplify", STABILIZE, SIMPLIFY)
+"""Numerically stable forms, with `SIMPLIFY` cleaning up what they build."""
+
+SPECIALIZE_AND_SIMPLIFY = RuleSet.union("specialize_and_simplify", SPECIALIZE, SIMPLIFY)
+"""Cheaper special cases (powers, division by constants), once stabilization has seen the
+general forms it matches."""
+
+INNER_GRAPHS = Pipeline("inner_graphs", (rule_pass(SIMPLIFY), rule_pass(STABILIZE_AND_SIMPLIFY)))
 """What runs on the inner graph of every op that has one (simplifications only)."""
 
-FAST_RUN = Pipeline("fast_run", (InnerGraphPass(INNER_GRAPHS),))
-"""Full optimization, for `function(..., mode="fast_run")`."""
+FAST_RUN = Pipeline(
+    "fast_run",
+    (
+        rule_pass(INLINE),
+        rule_pass(SIMPLIFY_AND_LIFT),
+        rule_pass(STABILIZE_AND_SIMPLIFY),
+        rule_pass(SPECIALIZE_AND_SIMPLIFY),
+        InnerGraphPass(INNER_GRAPHS, skip=(Fused,)),
+        fuse_elemwise,
+        inplace_pass,
+    ),
+)
+"""Full optimization, for `function(..., mode="fast_run")`; inplace is always last."""
 
-FAST_COMPILE = Pipeline("fast_compile", ())
+FAST_COMPILE = Pipeline("fast_compile", (rule_pass(INLINE), rule_pass(SIMPLIFY)))
 """Cheap, always-worth-it rewrites only, for quick compiles."""
 
 NONE = Pipeline("none", ())

@@ -151,3 +151,12 @@ def test_folding_rules_in_the_inner_pipeline_would_nest_one_level_per_run() -> N
     (outer_op,) = composites(once)
     assert len(composites(outer_op.inner_graph)) == 1
     assert_same_values(graph, once, VALUES)
+
+
+def test_inner_graphs_of_skipped_op_classes_are_left_alone() -> None:
+    x = vector("x")
+    graph = Graph([x], [Composite(inner())(x)])
+    assert InnerGraphPass(rule_pass(CANONICALIZE), skip=(Composite,))(graph) is graph
+    result = InnerGraphPass(rule_pass(CANONICALIZE))(graph)
+    (op,) = composites(result)
+    assert len(op.inner_graph.nodes) == 1
