@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from fgraph import Variable
 from fgraph.variable import Constant
 from numba_backend.registry import ModuleBuilder, NodeInfo, dtype_expression, numba_kernel
-from numba_backend.scalar import scalar_expression
+from numba_backend.scalar import Operand, scalar_expression
 from ops.elemwise import Elemwise
 from ops.fused import Fused
 
@@ -79,21 +81,27 @@ def _elemwise(op: Elemwise, node: NodeInfo, module: ModuleBuilder) -> list[str]:
 
 @numba_kernel.register
 def _fused(op: Fused, node: NodeInfo, module: ModuleBuilder) -> list[str]:
-    """Inner constants are read from 0-d constant arguments (hoisted out of the loop), so
-    the source does not depend on their values."""
+    """Inner constants are packed into one array argument per dtype and read before the
+    loop, so the source does not depend on their values, and a body with hundreds of
+    constants does not become a function with hundreds of arguments (numba's compile time
+    grows steeply with both). float64 statements over float64 operands need no cast."""
     prefix = node.prefix
     inner = op.inner_graph
-    scalars = tuple(f"{prefix}x{k}" for k in range(len(inner.inputs)))
-    names: dict[Variable, str] = dict(zip(inner.inputs, scalars))
-    hoisted: list[str] = []
+    scalars = tuple(
+        Operand(f"{prefix}x{k}", param.dtype) for k, param in enumerate(inner.inputs)
+    )
+    names: dict[Variable, Operand] = dict(zip(inner.inputs, scalars))
+    constants: dict[str, list[Constant]] = {}  # by dtype, packed into one array each
 
-    def name_of(variable: Variable) -> str:
+    def name_of(variable: Variable) -> Operand:
         found = names.get(variable)
         if found is None:
             if not isinstance(variable, Constant):
                 raise TypeError(f"Fused inner graph reads an unknown variable {variable!r}")
-            found = names[variable] = f"{prefix}s{len(hoisted)}"
-            hoisted.append(f"{found} = {module.constant(variable)}[()]")
+            same_dtype = constants.setdefault(variable.dtype, [])
+            found = Operand(f"{prefix}s_{variable.dtype}_{len(same_dtype)}", variable.dtype)
+            names[variable] = found
+            same_dtype.append(variable)
         return found
 
     body: list[str] = []
@@ -103,8 +111,14 @@ def _fused(op: Fused, node: NodeInfo, module: ModuleBuilder) -> list[str]:
         arguments = tuple(name_of(variable) for variable in inner_node.inputs)
         dtype = inner_node.output_types[0].dtype
         expression = scalar_expression(inner_node.op.scalar_op, arguments, dtype)
-        body.append(f"{prefix}t{number} = {dtype_expression(dtype)}({expression})")
-        names[inner_node.out] = f"{prefix}t{number}"
+        if not (dtype == "float64" and all(a.dtype == "float64" for a in arguments)):
+            expression = f"{dtype_expression(dtype)}({expression})"  # numba may widen
+        body.append(f"{prefix}t{number} = {expression}")
+        names[inner_node.out] = Operand(f"{prefix}t{number}", dtype)
     for k, output in enumerate(inner.outputs):
         body.append(f"{prefix}y{k} = {name_of(output)}")
+    hoisted: list[str] = []
+    for dtype, group in constants.items():
+        packed = module.constant(Constant(np.array([c.data for c in group], dtype=dtype)))
+        hoisted += [f"{prefix}s_{dtype}_{k} = {packed}[{k}]" for k in range(len(group))]
     return hoisted + element_loop(node, body, scalars, op.destroy_map)

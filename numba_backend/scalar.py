@@ -91,9 +91,24 @@ def scalar_expression(op: ScalarOp, args: tuple[str, ...], out_dtype: str) -> st
     raise MissingKernelError(f"no numba scalar expression for {type(op).__name__}")
 
 
+class Operand(str):
+    """An operand's source text that also knows its dtype, so that conversions already
+    true of it are not written (every extra call slows numba's compiler down)."""
+
+    dtype: str
+
+    def __new__(cls, text: str, dtype: str) -> Operand:
+        operand = super().__new__(cls, text)
+        operand.dtype = dtype
+        return operand
+
+
 def _converted(args: tuple[str, ...], dtype: str) -> tuple[str, ...]:
-    """Each operand converted to `dtype`."""
-    return tuple(f"{dtype_expression(dtype)}({arg})" for arg in args)
+    """Each operand converted to `dtype`, unless it is known to have it already."""
+    return tuple(
+        arg if getattr(arg, "dtype", None) == dtype else f"{dtype_expression(dtype)}({arg})"
+        for arg in args
+    )
 
 
 def _register_template(cls: type[ScalarOp], template: str, in_common_dtype: bool) -> None:
