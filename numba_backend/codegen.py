@@ -49,7 +49,7 @@ def generate(graph: Graph) -> GeneratedModule:
         if found is not None:
             return found
         if isinstance(variable, Constant):
-            return module.constant(variable)
+            return module.constant(variable, scope="")
         raise ValueError(f"{variable!r} is used before it is computed")
 
     body: list[str] = []
@@ -65,8 +65,8 @@ def generate(graph: Graph) -> GeneratedModule:
         for output, name in zip(node.outputs, info.outputs):
             names[output] = name
     returned = "".join(f"{name_of(output)}, " for output in graph.outputs)
-    constants = list(module.constants)  # every constant is named by now
-    arguments = [f"i{k}" for k in range(len(graph.inputs))] + [module.constants[c] for c in constants]
+    constants = list(module.constants)  # every constant is named by now, in name order
+    arguments = [f"i{k}" for k in range(len(graph.inputs))] + list(module.constants.values())
     entry = entry_name(graph)
     lines = [f"def {entry}({', '.join(arguments)}):"]
     lines.extend(f"    {line}" for statement in body for line in statement.splitlines())
@@ -74,4 +74,4 @@ def generate(graph: Graph) -> GeneratedModule:
     helpers = "\n\n".join(module.helpers[name] for name in sorted(module.helpers))
     entry_source = "@numba.njit(cache=True, error_model='numpy')\n" + "\n".join(lines) + "\n"
     source = HEADER + helpers + ("\n\n" if helpers else "") + entry_source
-    return GeneratedModule(source, entry, tuple(constant.data for constant in constants))
+    return GeneratedModule(source, entry, tuple(constant.data for _, constant in constants))

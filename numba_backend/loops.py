@@ -119,6 +119,7 @@ def _fused(op: Fused, node: NodeInfo, module: ModuleBuilder) -> list[str]:
         body.append(f"{prefix}y{k} = {name_of(output)}")
     hoisted: list[str] = []
     for dtype, group in constants.items():
-        packed = module.constant(Constant(np.array([c.data for c in group], dtype=dtype)))
+        values = Constant(np.array([c.data for c in group], dtype=dtype))
+        packed = module.constant(values, scope=prefix)
         hoisted += [f"{prefix}s_{dtype}_{k} = {packed}[{k}]" for k in range(len(group))]
     return hoisted + element_loop(node, body, scalars, op.destroy_map)

@@ -26,7 +26,7 @@ def _op_from_graph(op: OpFromGraph, node: NodeInfo, module: ModuleBuilder) -> li
         if found is not None:
             return found
         if isinstance(variable, Constant):
-            return module.constant(variable)
+            return module.constant(variable, scope=node.prefix)
         raise ValueError(f"{op}: inner variable {variable!r} is used before it is computed")
 
     lines: list[str] = []

@@ -42,12 +42,19 @@ class ModuleBuilder:
 
     def __init__(self) -> None:
         self.helpers: dict[str, str] = {}
-        self.constants: dict[Constant, str] = {}
+        self.constants: dict[tuple[str, Constant], str] = {}
 
-    def constant(self, constant: Constant) -> str:
+    def constant(self, constant: Constant, scope: str) -> str:
         """The argument name through which the compiled function receives `constant`
-        (values are passed at call time, never written into the source)."""
-        return self.constants.setdefault(constant, f"c{len(self.constants)}")
+        (values are passed at call time, never written into the source).
+
+        Equal constants share an argument only within one `scope`: the graph's own (`""`)
+        or one node's (its prefix). Compiled code is shared by graphs with equal structure
+        digests, which record which constants are the same object within the graph and
+        within each inner graph, but not across nodes: a graph whose two fused nodes
+        happen to hold equal constants must take the same arguments as one whose do not.
+        """
+        return self.constants.setdefault((scope, constant), f"c{len(self.constants)}")
 
     def add_helper(self, template: str, *, fastmath: bool = False, parallel: bool = False) -> str:
         """Register a function whose source names itself `NAME`; return its real name."""

@@ -50,15 +50,18 @@ FAST_RUN = Pipeline(
     "fast_run",
     (
         rule_pass(INLINE),
-        rule_pass(SIMPLIFY_AND_LIFT),
         rule_pass(STABILIZE_AND_SIMPLIFY),
+        rule_pass(SIMPLIFY_AND_LIFT),
         rule_pass(SPECIALIZE_AND_SIMPLIFY),
         InnerGraphPass(INNER_GRAPHS, skip=(Fused,)),
         fuse_elemwise,
         inplace_pass,
     ),
 )
-"""Full optimization, for `function(..., mode="fast_run")`; inplace is always last."""
+"""Full optimization, for `function(..., mode="fast_run")`; inplace is always last.
+Stabilization runs before lifting: it removes readers (`log(1 - sigmoid(x))` stops
+reading `sigmoid(x)`), and lifting depends on who reads a value, so the other order left
+work for a second run (optimize must be idempotent)."""
 
 FAST_COMPILE = Pipeline("fast_compile", (rule_pass(INLINE), rule_pass(SIMPLIFY)))
 """Cheap, always-worth-it rewrites only, for quick compiles."""

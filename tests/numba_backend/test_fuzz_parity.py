@@ -127,3 +127,17 @@ def test_dimshuffle_of_every_axis() -> None:
     x = pt.tensor("x", shape=(1,))
     compiled = function([x], DimShuffle((None,))(x))
     np.testing.assert_array_equal(compiled(np.array([2.5])), np.array([2.5]))
+
+
+def test_graphs_whose_fused_nodes_share_constants_differently() -> None:
+    """Found by the fuzz test (as `TypeError: not enough arguments: expected 4, got 3`):
+    two graphs equal but for constant values, where equal constants in different fused
+    nodes become one argument of the generated code."""
+    x, y, z = (pt.tensor(name, shape=(length,)) for name, length in (("x", 3), ("y", 4), ("z", 5)))
+    function([x, y, z], [pt.exp(x + 1.0), pt.exp(y + 2.0), pt.exp(z + 1.0)])
+    outputs = [pt.exp(x + 1.0), pt.exp(y + 2.0), pt.exp(z + 2.0)]
+    values = (np.zeros(3), np.zeros(4), np.zeros(5))
+    actual = function([x, y, z], outputs)(*values)
+    expected = evaluate(outputs, dict(zip((x, y, z), values)))
+    for got, want in zip(actual, expected):
+        np.testing.assert_allclose(got, want)
