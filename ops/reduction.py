@@ -29,6 +29,7 @@ from fgraph.op import Array, NonDifferentiable
 from fgraph.operators import Axis, TensorLike
 from ops.convert import as_tensor
 from ops.dimshuffle import DimShuffle
+from ops.shape_vector import shape_i
 from ops.elemwise import (
     cast,
     eq,
@@ -495,11 +496,15 @@ def _as_inexact(x: TensorLike) -> Variable:
 
 def _count(x: Variable, axes: tuple[int, ...]) -> int | Variable:
     """How many elements each group along `axes` holds: a Python int when the lengths
-    are static, else a graph (a sum of ones, which shape rewrites can fold)."""
+    are static, else the product of the run-time lengths (read off the shape, never by
+    touching the elements), in `x`'s dtype."""
     lengths = [length for a in axes if (length := x.type.shape[a]) is not None]
     if len(lengths) == len(axes):
         return math.prod(lengths)
-    return cast(Sum(axes)(second(x, np.float64(1))), x.dtype)
+    count: Variable = shape_i(x, axes[0])
+    for axis in axes[1:]:
+        count = count * shape_i(x, axis)
+    return cast(count, x.dtype)
 
 
 def mean(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Variable:
