@@ -20,21 +20,13 @@ from ops.elemwise import Elemwise
 from ops.fused import Fused
 
 
-def element_loop(
-    node: NodeInfo,
-    body: Sequence[str],
-    scalar_names: Sequence[str],
-    destroy_map: Sequence[tuple[int, int]] = (),
-) -> list[str]:
-    """Lines computing `node.outputs` elementwise. `body` reads the scalar of input k as
-    `scalar_names[k]` and assigns output k's scalar to `{prefix}y{k}`. An output in
-    `destroy_map` is written into its input's buffer: each element of every input is read
-    before the same element of any output is written, so this is safe."""
+def _lengths(node: NodeInfo) -> tuple[list[str], list[str]]:
+    """Per axis, the loop length's expression, and the lines computing and checking them:
+    inputs broadcast only along static length-1 axes; others must match at run time."""
     prefix = node.prefix
-    rank = node.output_types[0].ndim
     lines: list[str] = []
     lengths: list[str] = []
-    for axis in range(rank):
+    for axis in range(node.output_types[0].ndim):
         sources = [k for k, t in enumerate(node.input_types) if t.shape[axis] != 1]
         if not sources:
             lengths.append("1")
@@ -48,14 +40,17 @@ def element_loop(
                 f"    raise ValueError('elementwise inputs {sources[0]} and {other} differ in "
                 f"length along axis {axis} (broadcasting needs a static length of 1)')",
             ]
-    shape = "(" + "".join(f"{length}, " for length in lengths) + ")"
-    reused = dict(destroy_map)
-    for k, (output, output_type) in enumerate(zip(node.outputs, node.output_types)):
-        if k in reused:
-            lines.append(f"{output} = {node.inputs[reused[k]]}")
-        else:
-            dtype = dtype_expression(output_type.dtype)
-            lines.append(f"{output} = np.empty({shape}, dtype={dtype})")
+    return lines, lengths
+
+
+def _loop_nest(
+    node: NodeInfo, lengths: Sequence[str], scalar_names: Sequence[str]
+) -> tuple[list[str], str]:
+    """`for` headers over every element and the loads of each input's scalar; returns
+    the lines and the indentation of the loop body."""
+    prefix = node.prefix
+    rank = len(lengths)
+    lines: list[str] = []
     indent = ""
     for axis in range(rank):
         lines.append(f"{indent}for {prefix}j{axis} in range({lengths[axis]}):")
@@ -65,22 +60,94 @@ def element_loop(
             "0" if input_type.shape[axis] == 1 else f"{prefix}j{axis}" for axis in range(rank)
         )
         lines.append(f"{indent}{scalar_names[k]} = {source}[{position if rank else '()'}]")
+    return lines, indent
+
+
+def element_loop(
+    node: NodeInfo,
+    body: Sequence[str],
+    scalar_names: Sequence[str],
+    destroy_map: Sequence[tuple[int, int]] = (),
+) -> list[str]:
+    """Lines computing `node.outputs` elementwise. `body` reads the scalar of input k as
+    `scalar_names[k]` and assigns output k's scalar to `{prefix}y{k}`. An output in
+    `destroy_map` is written into its input's buffer: each element of every input is read
+    before the same element of any output is written, so this is safe."""
+    prefix = node.prefix
+    lines, lengths = _lengths(node)
+    shape = "(" + "".join(f"{length}, " for length in lengths) + ")"
+    reused = dict(destroy_map)
+    for k, (output, output_type) in enumerate(zip(node.outputs, node.output_types)):
+        if k in reused:
+            lines.append(f"{output} = {node.inputs[reused[k]]}")
+        else:
+            dtype = dtype_expression(output_type.dtype)
+            lines.append(f"{output} = np.empty({shape}, dtype={dtype})")
+    nest, indent = _loop_nest(node, lengths, scalar_names)
+    lines += nest
     lines.extend(indent + line for line in body)
+    rank = len(lengths)
     target = ", ".join(f"{prefix}j{axis}" for axis in range(rank)) if rank else "()"
     for k, output in enumerate(node.outputs):
         lines.append(f"{indent}{output}[{target}] = {prefix}y{k}")
     return lines
 
 
+def summed_loop(
+    node: NodeInfo, body: Sequence[str], scalar_names: Sequence[str], total: str, dtype: str
+) -> list[str]:
+    """Lines adding up every element of `node`'s single output into a 0-d array `total`
+    of `dtype`, in the same loop that computes them: no temporary array."""
+    prefix = node.prefix
+    lines, lengths = _lengths(node)
+    accumulator = f"{prefix}total"
+    lines.append(f"{accumulator} = {dtype_expression(dtype)}(0)")
+    nest, indent = _loop_nest(node, lengths, scalar_names)
+    lines += nest
+    lines.extend(indent + line for line in body)
+    value = f"{prefix}y0"
+    element_dtype = node.output_types[0].dtype
+    if element_dtype != "float64":  # numba widens small ints: wrap as the array store would
+        value = f"{dtype_expression(element_dtype)}({value})"
+    if element_dtype != dtype:
+        value = f"{dtype_expression(dtype)}({value})"
+    lines += [
+        f"{indent}{accumulator} += {value}",
+        f"{total} = np.empty((), dtype={dtype_expression(dtype)})",
+        f"{total}[()] = {accumulator}",
+    ]
+    return lines
+
+
 @numba_kernel.register
 def _elemwise(op: Elemwise, node: NodeInfo, module: ModuleBuilder) -> list[str]:
-    scalars = tuple(f"{node.prefix}x{k}" for k in range(len(node.inputs)))
+    hoisted, body, scalars = element_body(op, node, module)
+    return hoisted + element_loop(node, body, scalars, op.destroy_map)
+
+
+def element_body(
+    op: Elemwise | Fused, node: NodeInfo, module: ModuleBuilder
+) -> tuple[list[str], list[str], tuple[str, ...]]:
+    """What one element of an Elemwise or Fused node takes: lines to run before the loop,
+    the body computing `{prefix}y{k}` from the input scalars, and those scalars' names."""
+    if isinstance(op, Fused):
+        return _fused_body(op, node, module)
+    scalars = tuple(
+        Operand(f"{node.prefix}x{k}", t.dtype) for k, t in enumerate(node.input_types)
+    )
     expression = scalar_expression(op.scalar_op, scalars, node.output_types[0].dtype)
-    return element_loop(node, [f"{node.prefix}y0 = {expression}"], scalars, op.destroy_map)
+    return [], [f"{node.prefix}y0 = {expression}"], scalars
 
 
 @numba_kernel.register
 def _fused(op: Fused, node: NodeInfo, module: ModuleBuilder) -> list[str]:
+    hoisted, body, scalars = _fused_body(op, node, module)
+    return hoisted + element_loop(node, body, scalars, op.destroy_map)
+
+
+def _fused_body(
+    op: Fused, node: NodeInfo, module: ModuleBuilder
+) -> tuple[list[str], list[str], tuple[str, ...]]:
     """Inner constants are packed into one array argument per dtype and read before the
     loop, so the source does not depend on their values, and a body with hundreds of
     constants does not become a function with hundreds of arguments (numba's compile time
@@ -122,4 +189,4 @@ def _fused(op: Fused, node: NodeInfo, module: ModuleBuilder) -> list[str]:
         values = Constant(np.array([c.data for c in group], dtype=dtype))
         packed = module.constant(values, scope=prefix)
         hoisted += [f"{prefix}s_{dtype}_{k} = {packed}[{k}]" for k in range(len(group))]
-    return hoisted + element_loop(node, body, scalars, op.destroy_map)
+    return hoisted, body, scalars
