@@ -11,6 +11,8 @@ and new axes may be mixed in. Incrementing accumulates over repeated indices
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import attrs
 import numpy as np
 
@@ -20,8 +22,9 @@ from fgraph.errors import ShapeError
 from fgraph.op import Array
 from ops.broadcast import sum_to
 from ops.convert import constant
-from ops.elemwise import cast, zeros_like
+from ops.elemwise import cast
 from ops.indexing import (
+    IndexRead,
     Entry,
     NewAxis,
     Slice,
@@ -105,51 +108,20 @@ def _array_index_shape(op: object, x: TensorType, axis: int, index: TensorType) 
 
 
 @attrs.frozen(cache_hash=True)
-class AdvancedSubtensor(Op):
-    """`x[idx]` with integer or boolean arrays (the SYMBOLIC entries, given as inputs
-    after `x`), static ints, slices and new axes, as NumPy's advanced indexing."""
+class AdvancedSubtensor(IndexRead):
+    """`x[idx]` with integer or boolean arrays, static ints, slices and new axes, as
+    NumPy's advanced indexing (a copy)."""
 
     idx_list: tuple[Entry, ...] = attrs.field(converter=as_entries)
+    advanced: ClassVar[bool] = True
 
-    def infer(self, *input_types: TensorType) -> tuple[TensorType, ...]:
-        x, *index_types = input_types
-        shape = advanced_indexed_shape(self, x, self.idx_list, tuple(index_types))
-        return (TensorType(x.dtype, shape),)
+    def indexed_shape(
+        self, x: TensorType, index_types: tuple[TensorType, ...]
+    ) -> tuple[int | None, ...]:
+        return advanced_indexed_shape(self, x, self.idx_list, index_types)
 
-    def perform(self, *inputs: Array) -> tuple[Array, ...]:
-        x, *values = inputs
-        index = numpy_index(self.idx_list, values, advanced=True)
-        try:
-            return (np.asarray(x[index]),)
-        except (IndexError, ValueError) as error:
-            raise type(error)(f"{self}: {error}") from error
-
-    def pullback(
-        self,
-        inputs: tuple[Variable, ...],
-        outputs: tuple[Variable, ...],
-        cotangents: tuple[Variable | None, ...],
-    ) -> tuple[Variable | None, ...]:
-        x, *indices = inputs
-        (cotangent,) = cotangents
-        no_indices = (None,) * len(indices)
-        if cotangent is None or not is_inexact(x.dtype):
-            return (None, *no_indices)
-        scatter_add = AdvancedIncSubtensor(self.idx_list, set_instead_of_inc=False)
-        return (scatter_add(zeros_like(x), cast(cotangent, x.dtype), *indices), *no_indices)
-
-    def pushforward(
-        self,
-        inputs: tuple[Variable, ...],
-        outputs: tuple[Variable, ...],
-        tangents: tuple[Variable | None, ...],
-    ) -> tuple[Variable | None, ...]:
-        _, *indices = inputs
-        tangent = tangents[0]
-        return (None if tangent is None else self(tangent, *indices),)
-
-    def __str__(self) -> str:
-        return format_entries("AdvancedSubtensor", self.idx_list)
+    def scatter(self) -> Op:
+        return AdvancedIncSubtensor(self.idx_list, set_instead_of_inc=False)
 
 
 @attrs.frozen(cache_hash=True)

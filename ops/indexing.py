@@ -11,8 +11,9 @@ built and the graph says where its run-time values come from, so `x[i:j]` for an
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 import numpy as np
@@ -224,3 +225,62 @@ def update_tangent(
         tangent_y = constant(np.zeros((), dtype=x.dtype))
     tangent_x = zeros_like(x) if tangent_x is None else tangent_x
     return op(cast(tangent_x, x.dtype), cast(tangent_y, x.dtype), *indices)
+
+
+class IndexRead(Op, abc.ABC):
+    """What `Subtensor` and `AdvancedSubtensor` share: `x[idx]`, whose inputs are `x` and
+    then the SYMBOLIC entries of `idx_list`. The gradient scatters the cotangent back
+    with the matching increment op; the tangent is indexed the same way."""
+
+    __slots__ = ()
+    idx_list: tuple[Entry, ...]
+    advanced: ClassVar[bool]
+
+    @abc.abstractmethod
+    def indexed_shape(
+        self, x: TensorType, index_types: tuple[TensorType, ...]
+    ) -> tuple[int | None, ...]:
+        """The static shape of the result (validating the index against `x`)."""
+
+    @abc.abstractmethod
+    def scatter(self) -> Op:
+        """The increment op adding a cotangent back at this index (the pullback)."""
+
+    def infer(self, *input_types: TensorType) -> tuple[TensorType, ...]:
+        x, *index_types = input_types
+        return (TensorType(x.dtype, self.indexed_shape(x, tuple(index_types))),)
+
+    def perform(self, *inputs: Array) -> tuple[Array, ...]:
+        x, *values = inputs
+        index = numpy_index(self.idx_list, values, advanced=self.advanced)
+        try:
+            return (np.asarray(x[index]),)
+        except (IndexError, ValueError) as error:
+            raise type(error)(f"{self}: {error}") from error
+
+    def pullback(
+        self,
+        inputs: tuple[Variable, ...],
+        outputs: tuple[Variable, ...],
+        cotangents: tuple[Variable | None, ...],
+    ) -> tuple[Variable | None, ...]:
+        x, *indices = inputs
+        (cotangent,) = cotangents
+        no_indices = (None,) * len(indices)
+        if cotangent is None or not is_inexact(x.dtype):
+            return (None, *no_indices)
+        scattered = self.scatter()(zeros_like(x), cast(cotangent, x.dtype), *indices)
+        return (scattered, *no_indices)
+
+    def pushforward(
+        self,
+        inputs: tuple[Variable, ...],
+        outputs: tuple[Variable, ...],
+        tangents: tuple[Variable | None, ...],
+    ) -> tuple[Variable | None, ...]:
+        _, *indices = inputs
+        tangent = tangents[0]
+        return (None if tangent is None else self(tangent, *indices),)
+
+    def __str__(self) -> str:
+        return format_entries(type(self).__name__, self.idx_list)

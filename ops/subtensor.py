@@ -9,7 +9,7 @@ boolean array go to `ops.advanced_subtensor`. Updates are values, not mutations:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 import numpy as np
@@ -22,9 +22,10 @@ from ops.advanced_subtensor import AdvancedIncSubtensor, AdvancedSubtensor
 from ops.broadcast import sum_to
 from ops.convert import as_tensor, as_tensors_weak, constant
 from ops.dimshuffle import normalize_axis
-from ops.elemwise import cast, zeros_like
+from ops.elemwise import cast
 from ops.index_parsing import parse_index
 from ops.indexing import (
+    IndexRead,
     Entry,
     NewAxis,
     Slice,
@@ -69,55 +70,23 @@ def basic_indexed_shape(
 
 
 @attrs.frozen(cache_hash=True)
-class Subtensor(Op):
-    """`x[idx]` for ints, slices and new axes; inputs are `x` and then the scalar ints
-    standing for the SYMBOLIC entries of `idx_list`."""
+class Subtensor(IndexRead):
+    """`x[idx]` for ints, slices and new axes (a view of `x`)."""
 
     idx_list: tuple[Entry, ...] = attrs.field(converter=as_entries)
+    advanced: ClassVar[bool] = False
 
     @property
     def view_map(self) -> tuple[tuple[int, int], ...]:
         return ((0, 0),)  # the result may be a view of the input
 
-    def infer(self, *input_types: TensorType) -> tuple[TensorType, ...]:
-        x, *index_types = input_types
-        shape = basic_indexed_shape(self, x, self.idx_list, tuple(index_types))
-        return (TensorType(x.dtype, shape),)
+    def indexed_shape(
+        self, x: TensorType, index_types: tuple[TensorType, ...]
+    ) -> tuple[int | None, ...]:
+        return basic_indexed_shape(self, x, self.idx_list, index_types)
 
-    def perform(self, *inputs: Array) -> tuple[Array, ...]:
-        x, *values = inputs
-        index = numpy_index(self.idx_list, values, advanced=False)
-        try:
-            return (np.asarray(x[index]),)
-        except (IndexError, ValueError) as error:
-            raise type(error)(f"{self}: {error}") from error
-
-    def pullback(
-        self,
-        inputs: tuple[Variable, ...],
-        outputs: tuple[Variable, ...],
-        cotangents: tuple[Variable | None, ...],
-    ) -> tuple[Variable | None, ...]:
-        x, *indices = inputs
-        (cotangent,) = cotangents
-        no_indices = (None,) * len(indices)
-        if cotangent is None or not is_inexact(x.dtype):
-            return (None, *no_indices)
-        scatter = IncSubtensor(self.idx_list, set_instead_of_inc=False)
-        return (scatter(zeros_like(x), cast(cotangent, x.dtype), *indices), *no_indices)
-
-    def pushforward(
-        self,
-        inputs: tuple[Variable, ...],
-        outputs: tuple[Variable, ...],
-        tangents: tuple[Variable | None, ...],
-    ) -> tuple[Variable | None, ...]:
-        _, *indices = inputs
-        tangent = tangents[0]
-        return (None if tangent is None else self(tangent, *indices),)
-
-    def __str__(self) -> str:
-        return format_entries("Subtensor", self.idx_list)
+    def scatter(self) -> Op:
+        return IncSubtensor(self.idx_list, set_instead_of_inc=False)
 
 
 @attrs.frozen(cache_hash=True)
