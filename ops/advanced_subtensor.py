@@ -11,20 +11,18 @@ and new axes may be mixed in. Incrementing accumulates over repeated indices
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import attrs
 import numpy as np
 
-from fgraph import Op, TensorType, Variable, broadcast_shapes, format_shape
-from fgraph.dtypes import is_bool, is_inexact, is_integer
+from fgraph import Op, TensorType, broadcast_shapes, format_shape
+from fgraph.dtypes import is_bool, is_integer
 from fgraph.errors import ShapeError
 from fgraph.op import Array
-from ops.broadcast import sum_to
-from ops.convert import constant
-from ops.elemwise import cast
 from ops.indexing import (
     IndexRead,
+    IndexUpdate,
     Entry,
     NewAxis,
     Slice,
@@ -32,13 +30,8 @@ from ops.indexing import (
     as_entries,
     check_in_bounds,
     check_rank,
-    check_update_dtype,
-    check_update_shape,
-    format_entries,
     types_per_entry,
-    numpy_index,
     slice_length,
-    update_tangent,
 )
 
 Shape = tuple[int | None, ...]
@@ -125,7 +118,7 @@ class AdvancedSubtensor(IndexRead):
 
 
 @attrs.frozen(cache_hash=True)
-class AdvancedIncSubtensor(Op):
+class AdvancedIncSubtensor(IndexUpdate):
     """`x` with `x[idx]` (an advanced index) replaced by or incremented by `y`.
 
     Increments accumulate over repeated indices (`np.add.at`); a set with repeated
@@ -135,63 +128,20 @@ class AdvancedIncSubtensor(Op):
     idx_list: tuple[Entry, ...] = attrs.field(converter=as_entries)
     set_instead_of_inc: bool = False
     inplace: bool = False
-    """Set by the inplace rewrite: the result is written into `x`'s buffer."""
+    advanced: ClassVar[bool] = True
 
-    @property
-    def destroy_map(self) -> tuple[tuple[int, int], ...]:
-        return ((0, 0),) if self.inplace else ()
+    def indexed_shape(
+        self, x: TensorType, index_types: tuple[TensorType, ...]
+    ) -> tuple[int | None, ...]:
+        return advanced_indexed_shape(self, x, self.idx_list, index_types)
 
-    def infer(self, *input_types: TensorType) -> tuple[TensorType, ...]:
-        x, y, *index_types = input_types
-        check_update_dtype(self, x, y)
-        region = advanced_indexed_shape(self, x, self.idx_list, tuple(index_types))
-        check_update_shape(self, y, region)
-        return (x,)
+    def read(self) -> Op:
+        return AdvancedSubtensor(self.idx_list)
 
-    def perform(self, *inputs: Array) -> tuple[Array, ...]:
-        x, y, *values = inputs
-        index = numpy_index(self.idx_list, values, advanced=True)
-        result = x.copy()
-        try:
-            if self.set_instead_of_inc:
-                result[index] = y
-            else:
-                np.add.at(result, index, y)
-        except (IndexError, ValueError) as error:
-            raise type(error)(f"{self}: {error}") from error
-        return (result,)
+    def setting(self) -> Op:
+        return AdvancedIncSubtensor(self.idx_list, set_instead_of_inc=True)
 
-    def pullback(
-        self,
-        inputs: tuple[Variable, ...],
-        outputs: tuple[Variable, ...],
-        cotangents: tuple[Variable | None, ...],
-    ) -> tuple[Variable | None, ...]:
-        x, y, *indices = inputs
-        (cotangent,) = cotangents
-        no_indices = (None,) * len(indices)
-        if cotangent is None or not is_inexact(x.dtype):
-            return (None, None, *no_indices)
-        cotangent = cast(cotangent, x.dtype)
-        if self.set_instead_of_inc:
-            zero = constant(np.zeros((), dtype=x.dtype))
-            clear = AdvancedIncSubtensor(self.idx_list, set_instead_of_inc=True)
-            grad_x = clear(cotangent, zero, *indices)
-        else:
-            grad_x = cotangent
-        region = AdvancedSubtensor(self.idx_list)(cotangent, *indices)
-        return (grad_x, sum_to(region, y.type), *no_indices)
+    def increment(self, result: Array, index: Any, y: Array) -> None:
+        np.add.at(result, index, y)
 
-    def pushforward(
-        self,
-        inputs: tuple[Variable, ...],
-        outputs: tuple[Variable, ...],
-        tangents: tuple[Variable | None, ...],
-    ) -> tuple[Variable | None, ...]:
-        x, _, *indices = inputs
-        tangent_x, tangent_y = tangents[0], tangents[1]
-        return (update_tangent(self, self.set_instead_of_inc, x, tangent_x, tangent_y, indices),)
 
-    def __str__(self) -> str:
-        name = "AdvancedSetSubtensor" if self.set_instead_of_inc else "AdvancedIncSubtensor"
-        return format_entries(name, self.idx_list) + ("{inplace}" if self.inplace else "")

@@ -284,3 +284,94 @@ class IndexRead(Op, abc.ABC):
 
     def __str__(self) -> str:
         return format_entries(type(self).__name__, self.idx_list)
+
+
+class IndexUpdate(Op, abc.ABC):
+    """What `IncSubtensor` and `AdvancedIncSubtensor` share: `x` with `x[idx]` replaced
+    by (`set_instead_of_inc`) or incremented by `y`; inputs are `x`, `y`, then the index
+    inputs. `inplace` (set by the inplace rewrite) writes the result into `x`'s buffer."""
+
+    __slots__ = ()
+    idx_list: tuple[Entry, ...]
+    set_instead_of_inc: bool
+    inplace: bool
+    advanced: ClassVar[bool]
+
+    @abc.abstractmethod
+    def indexed_shape(
+        self, x: TensorType, index_types: tuple[TensorType, ...]
+    ) -> tuple[int | None, ...]:
+        """The static shape of the updated region (validating the index against `x`)."""
+
+    @abc.abstractmethod
+    def read(self) -> Op:
+        """The op reading the region this one updates (for the gradient of `y`)."""
+
+    @abc.abstractmethod
+    def setting(self) -> Op:
+        """This update as a set (for clearing the region in the gradient of `x`)."""
+
+    @abc.abstractmethod
+    def increment(self, result: Array, index: Any, y: Array) -> None:
+        """Add `y` into `result[index]` in place."""
+
+    @property
+    def destroy_map(self) -> tuple[tuple[int, int], ...]:
+        return ((0, 0),) if self.inplace else ()
+
+    def infer(self, *input_types: TensorType) -> tuple[TensorType, ...]:
+        x, y, *index_types = input_types
+        check_update_dtype(self, x, y)
+        check_update_shape(self, y, self.indexed_shape(x, tuple(index_types)))
+        return (x,)
+
+    def perform(self, *inputs: Array) -> tuple[Array, ...]:
+        x, y, *values = inputs
+        index = numpy_index(self.idx_list, values, advanced=self.advanced)
+        result = x.copy()
+        try:
+            if self.set_instead_of_inc:
+                result[index] = y
+            else:
+                self.increment(result, index, y)
+        except (IndexError, ValueError) as error:
+            raise type(error)(f"{self}: {error}") from error
+        return (result,)
+
+    def pullback(
+        self,
+        inputs: tuple[Variable, ...],
+        outputs: tuple[Variable, ...],
+        cotangents: tuple[Variable | None, ...],
+    ) -> tuple[Variable | None, ...]:
+        from ops.broadcast import sum_to
+
+        x, y, *indices = inputs
+        (cotangent,) = cotangents
+        no_indices = (None,) * len(indices)
+        if cotangent is None or not is_inexact(x.dtype):
+            return (None, None, *no_indices)
+        cotangent = cast(cotangent, x.dtype)
+        if self.set_instead_of_inc:
+            zero = constant(np.zeros((), dtype=x.dtype))
+            grad_x = self.setting()(cotangent, zero, *indices)
+        else:
+            grad_x = cotangent
+        region = self.read()(cotangent, *indices)
+        return (grad_x, sum_to(region, y.type), *no_indices)
+
+    def pushforward(
+        self,
+        inputs: tuple[Variable, ...],
+        outputs: tuple[Variable, ...],
+        tangents: tuple[Variable | None, ...],
+    ) -> tuple[Variable | None, ...]:
+        x, _, *indices = inputs
+        tangent_x, tangent_y = tangents[0], tangents[1]
+        return (update_tangent(self, self.set_instead_of_inc, x, tangent_x, tangent_y, indices),)
+
+    def __str__(self) -> str:
+        name = ("Advanced" if self.advanced else "") + (
+            "SetSubtensor" if self.set_instead_of_inc else "IncSubtensor"
+        )
+        return format_entries(name, self.idx_list) + ("{inplace}" if self.inplace else "")

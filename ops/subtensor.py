@@ -12,20 +12,19 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import attrs
-import numpy as np
 
 from fgraph import DTypeError, Op, TensorType, Variable
-from fgraph.dtypes import can_cast_safely, is_inexact, is_integer
+from fgraph.dtypes import can_cast_safely, is_integer
 from fgraph.op import Array
 from fgraph.operators import TensorLike
 from ops.advanced_subtensor import AdvancedIncSubtensor, AdvancedSubtensor
-from ops.broadcast import sum_to
-from ops.convert import as_tensor, as_tensors_weak, constant
+from ops.convert import as_tensor, as_tensors_weak
 from ops.dimshuffle import normalize_axis
 from ops.elemwise import cast
 from ops.index_parsing import parse_index
 from ops.indexing import (
     IndexRead,
+    IndexUpdate,
     Entry,
     NewAxis,
     Slice,
@@ -34,13 +33,8 @@ from ops.indexing import (
     check_in_bounds,
     check_rank,
     check_scalar_int,
-    check_update_dtype,
-    check_update_shape,
-    format_entries,
-    numpy_index,
     slice_length,
     types_per_entry,
-    update_tangent,
 )
 from ops.reshape import flatten
 
@@ -90,72 +84,28 @@ class Subtensor(IndexRead):
 
 
 @attrs.frozen(cache_hash=True)
-class IncSubtensor(Op):
-    """`x` with `x[idx]` replaced by (`set_instead_of_inc`) or incremented by `y`, which
-    broadcasts to the indexed region; inputs are `x`, `y`, then the index inputs."""
+class IncSubtensor(IndexUpdate):
+    """`x` with the basic-indexed region `x[idx]` set to or incremented by `y`, which
+    broadcasts to the region."""
 
     idx_list: tuple[Entry, ...] = attrs.field(converter=as_entries)
     set_instead_of_inc: bool = False
     inplace: bool = False
-    """Set by the inplace rewrite: the result is written into `x`'s buffer."""
+    advanced: ClassVar[bool] = False
 
-    @property
-    def destroy_map(self) -> tuple[tuple[int, int], ...]:
-        return ((0, 0),) if self.inplace else ()
+    def indexed_shape(
+        self, x: TensorType, index_types: tuple[TensorType, ...]
+    ) -> tuple[int | None, ...]:
+        return basic_indexed_shape(self, x, self.idx_list, index_types)
 
-    def infer(self, *input_types: TensorType) -> tuple[TensorType, ...]:
-        x, y, *index_types = input_types
-        check_update_dtype(self, x, y)
-        region = basic_indexed_shape(self, x, self.idx_list, tuple(index_types))
-        check_update_shape(self, y, region)
-        return (x,)
+    def read(self) -> Op:
+        return Subtensor(self.idx_list)
 
-    def perform(self, *inputs: Array) -> tuple[Array, ...]:
-        x, y, *values = inputs
-        index = numpy_index(self.idx_list, values, advanced=False)
-        result = x.copy()
-        try:
-            if self.set_instead_of_inc:
-                result[index] = y
-            else:
-                result[index] += y
-        except (IndexError, ValueError) as error:
-            raise type(error)(f"{self}: {error}") from error
-        return (result,)
+    def setting(self) -> Op:
+        return IncSubtensor(self.idx_list, set_instead_of_inc=True)
 
-    def pullback(
-        self,
-        inputs: tuple[Variable, ...],
-        outputs: tuple[Variable, ...],
-        cotangents: tuple[Variable | None, ...],
-    ) -> tuple[Variable | None, ...]:
-        x, y, *indices = inputs
-        (cotangent,) = cotangents
-        no_indices = (None,) * len(indices)
-        if cotangent is None or not is_inexact(x.dtype):
-            return (None, None, *no_indices)
-        cotangent = cast(cotangent, x.dtype)
-        if self.set_instead_of_inc:
-            zero = constant(np.zeros((), dtype=x.dtype))
-            grad_x = IncSubtensor(self.idx_list, set_instead_of_inc=True)(cotangent, zero, *indices)
-        else:
-            grad_x = cotangent
-        grad_y = sum_to(Subtensor(self.idx_list)(cotangent, *indices), y.type)
-        return (grad_x, grad_y, *no_indices)
-
-    def pushforward(
-        self,
-        inputs: tuple[Variable, ...],
-        outputs: tuple[Variable, ...],
-        tangents: tuple[Variable | None, ...],
-    ) -> tuple[Variable | None, ...]:
-        x, _, *indices = inputs
-        tangent_x, tangent_y = tangents[0], tangents[1]
-        return (update_tangent(self, self.set_instead_of_inc, x, tangent_x, tangent_y, indices),)
-
-    def __str__(self) -> str:
-        name = "SetSubtensor" if self.set_instead_of_inc else "IncSubtensor"
-        return format_entries(name, self.idx_list) + ("{inplace}" if self.inplace else "")
+    def increment(self, result: Array, index: Any, y: Array) -> None:
+        result[index] += y
 
 
 def getitem(x: Variable, index: Any) -> Variable:
