@@ -136,9 +136,13 @@ def merge_casts(node: Apply) -> Sequence[Variable] | None:
 # --- shuffles, reshapes and broadcasts -------------------------------------------------------
 @rule(DimShuffle)
 def identity_dimshuffle(node: Apply) -> Sequence[Variable] | None:
-    """A DimShuffle that keeps every axis in place -> its input."""
+    """A DimShuffle that keeps every axis in place -> its input. Dropping a length-1 axis
+    and inserting a new one in its place (`v[:, 0][:, None]` once merged) counts too."""
     match node:
-        case Apply(op=DimShuffle(order=order), inputs=(x,)) if order == tuple(range(x.ndim)):
+        case Apply(op=DimShuffle(order=order), inputs=(x,)) if len(order) == x.ndim and all(
+            axis == position or (axis is None and x.type.shape[position] == 1)
+            for position, axis in enumerate(order)
+        ):
             return (x,)
     return None
 

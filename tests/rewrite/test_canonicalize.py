@@ -107,6 +107,20 @@ def test_identity_dimshuffle() -> None:
     assert result.outputs == (x,)
 
 
+def test_dropping_and_reinserting_a_length_one_axis_is_the_identity() -> None:
+    x = pt.tensor("x", shape=(None, 1))
+    y = pt.expand_dims(pt.squeeze(x, 1), 1)  # x[:, 0][:, None]
+    result = check_rewrite(Graph([x], [y]), CANONICALIZE)
+    assert result.outputs == (x,)
+
+
+def test_a_new_axis_where_a_longer_axis_was_dropped_is_kept() -> None:
+    x = pt.tensor("x", shape=(1, None))
+    y = pt.expand_dims(pt.squeeze(x, 0), 1)  # (n,) -> (n, 1): not x
+    result = check_rewrite(Graph([x], [y]), CANONICALIZE)
+    assert result.outputs[0].type == y.type and result.outputs != (x,)
+
+
 def test_dimshuffles_merge() -> None:
     x = pt.tensor("x", shape=(2, 1, 3))
     y = pt.expand_dims(pt.transpose(pt.squeeze(x, 1)), 0)
