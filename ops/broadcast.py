@@ -9,6 +9,9 @@ length is taken to match the target, not to be stretched.
 
 from __future__ import annotations
 
+import abc
+from typing import ClassVar
+
 import attrs
 import numpy as np
 
@@ -88,27 +91,25 @@ def sum_to(cotangent: Variable, target: TensorType) -> Variable | None:
     return summed if order == tuple(range(summed.ndim)) else DimShuffle(order)(summed)
 
 
-@attrs.frozen(cache_hash=True)
-class BroadcastTo(Op):
-    """`x` broadcast to the shape an int64 vector input gives, as `numpy.broadcast_to`;
-    `shape` holds the lengths known at build time."""
+class Stretch(Op, abc.ABC):
+    """What `BroadcastTo` (a view) and `Alloc` (a fresh array) share: the first input
+    broadcast to the shape an int64 vector input gives; `shape` holds the lengths known
+    at build time. The gradient sums back over the stretched axes."""
 
-    shape: StaticShape = attrs.field(converter=as_static_shape)
-
-    @property
-    def view_map(self) -> tuple[tuple[int, int], ...]:
-        return ((0, 0),)  # the result may be a view of the input
+    __slots__ = ()
+    shape: StaticShape
+    operand: ClassVar[str]
+    """How error messages name the first input."""
 
     def infer(self, *input_types: TensorType) -> tuple[TensorType, ...]:
         if len(input_types) != 2:
-            raise TypeError(f"{self}: expected 2 inputs (x, shape), got {len(input_types)}")
+            raise TypeError(
+                f"{self}: expected 2 inputs ({self.operand}, shape), got {len(input_types)}"
+            )
         return (broadcast_type(self, input_types[0], input_types[1], self.shape),)
 
     def check_values(self, input_types: tuple[TensorType, ...], inputs: tuple[Array, ...]) -> None:
         check_static_stretch(self, input_types[0], inputs[0], inputs[1])
-
-    def perform(self, *inputs: Array) -> tuple[Array, ...]:
-        return (broadcast_array(self, inputs[0], inputs[1], self.shape),)
 
     def pullback(
         self,
@@ -127,6 +128,21 @@ class BroadcastTo(Op):
     ) -> tuple[Variable | None, ...]:
         tangent, _ = tangents
         return (None if tangent is None else self(tangent, inputs[1]),)
+
+
+@attrs.frozen(cache_hash=True)
+class BroadcastTo(Stretch):
+    """`x` broadcast to a shape, as `numpy.broadcast_to` (a read-only view)."""
+
+    shape: StaticShape = attrs.field(converter=as_static_shape)
+    operand: ClassVar[str] = "x"
+
+    @property
+    def view_map(self) -> tuple[tuple[int, int], ...]:
+        return ((0, 0),)  # the result may be a view of the input
+
+    def perform(self, *inputs: Array) -> tuple[Array, ...]:
+        return (broadcast_array(self, inputs[0], inputs[1], self.shape),)
 
 
 def broadcast_to(x: TensorLike, shape: ShapeLike) -> Variable:

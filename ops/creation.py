@@ -10,6 +10,7 @@ because its contents are undefined, so a backend need not fill it.
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 import attrs
 import numpy as np
@@ -30,7 +31,7 @@ from fgraph.dtypes import is_complex, is_inexact, is_integer
 from fgraph.op import Array, NonDifferentiable
 from fgraph.operators import TensorLike
 from fgraph.types import Shape as StaticShape
-from ops.broadcast import broadcast_array, broadcast_type, check_static_stretch, sum_to
+from ops.broadcast import Stretch, broadcast_array
 from ops.convert import as_tensor, constant
 from ops.elemwise import add, cast, mul
 from ops.reduction import Sum
@@ -47,40 +48,14 @@ from ops.shape_vector import (
 
 
 @attrs.frozen(cache_hash=True)
-class Alloc(Op):
-    """A fresh array holding `value` broadcast to the shape an int64 vector input gives
-    (PyTensor's `Alloc`); `shape` holds the lengths known at build time."""
+class Alloc(Stretch):
+    """A fresh array holding `value` broadcast to a shape (PyTensor's `Alloc`)."""
 
     shape: StaticShape = attrs.field(converter=as_static_shape)
-
-    def infer(self, *input_types: TensorType) -> tuple[TensorType, ...]:
-        if len(input_types) != 2:
-            raise TypeError(f"{self}: expected 2 inputs (value, shape), got {len(input_types)}")
-        return (broadcast_type(self, input_types[0], input_types[1], self.shape),)
-
-    def check_values(self, input_types: tuple[TensorType, ...], inputs: tuple[Array, ...]) -> None:
-        check_static_stretch(self, input_types[0], inputs[0], inputs[1])
+    operand: ClassVar[str] = "value"
 
     def perform(self, *inputs: Array) -> tuple[Array, ...]:
         return (np.array(broadcast_array(self, inputs[0], inputs[1], self.shape)),)
-
-    def pullback(
-        self,
-        inputs: tuple[Variable, ...],
-        outputs: tuple[Variable, ...],
-        cotangents: tuple[Variable | None, ...],
-    ) -> tuple[Variable | None, ...]:
-        (cotangent,) = cotangents
-        return (None if cotangent is None else sum_to(cotangent, inputs[0].type), None)
-
-    def pushforward(
-        self,
-        inputs: tuple[Variable, ...],
-        outputs: tuple[Variable, ...],
-        tangents: tuple[Variable | None, ...],
-    ) -> tuple[Variable | None, ...]:
-        tangent, _ = tangents
-        return (None if tangent is None else self(tangent, inputs[1]),)
 
 
 @attrs.frozen(cache_hash=True)
