@@ -25,6 +25,7 @@ import math
 import numba
 import numpy as np
 
+from numba_backend.blas import gemm_into
 from numba_backend.runtime import blas_operand
 
 '''

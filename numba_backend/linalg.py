@@ -1,9 +1,10 @@
 """`MatMul` as a loop over the broadcast batch axes around one matrix product per batch.
 
-Float and complex products call `np.dot` (BLAS), which numba supports only for
+Float and complex products call BLAS `?gemm` through `blas.gemm_into`, which takes
 C- or Fortran-ordered operands of one dtype: operands are cast to the output dtype, and
 `runtime.blas_operand` copies only those in neither order (a transposed matrix, say
-`X.T` in a gradient, is passed to BLAS as it is). Integer and bool products have no BLAS routine in numba, so they are
+`X.T` in a gradient, is passed to BLAS as it is). Batched operands are made C-ordered,
+so that every batch slice is. Integer and bool products have no BLAS routine in numba, so they are
 written as explicit triple loops (integer sums wrap to the output dtype as NumPy's do).
 """
 
@@ -39,12 +40,10 @@ def _matmul(op: MatMul, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     ]
     if blas:
         lines += [
-            f"{prefix}a = {_contiguous(x, x_type.dtype, output_type.dtype)}",
-            f"{prefix}b = {_contiguous(y, y_type.dtype, output_type.dtype)}",
+            f"{prefix}a = {_contiguous(x, x_type.dtype, output_type.dtype, batch_rank)}",
+            f"{prefix}b = {_contiguous(y, y_type.dtype, output_type.dtype, batch_rank)}",
         ]
         x, y = f"{prefix}a", f"{prefix}b"
-    if blas and not batch_rank:
-        return [*lines, f"{output} = np.dot({x}, {y})"]
     shape = ", ".join([*lengths, f"{x}.shape[{batch_rank}]", f"{y}.shape[{batch_rank + 1}]"])
     lines.append(f"{output} = np.empty(({shape}), dtype={dtype})")
     indent = ""
@@ -55,9 +54,13 @@ def _matmul(op: MatMul, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     y_batch = [("0" if y_type.shape[a] == 1 else f"{prefix}j{a}") for a in range(batch_rank)]
     out_batch = [f"{prefix}j{axis}" for axis in range(batch_rank)]
     if blas:
-        # np.dot's `out` form: assigning the product to a slice compiles ~20x slower.
-        operands = f"{x}[{', '.join(x_batch)}], {y}[{', '.join(y_batch)}]"
-        return [*lines, f"{indent}np.dot({operands}, {output}[{', '.join(out_batch)}])"]
+        operands = [x, y, output]
+        if batch_rank:
+            operands = [
+                f"{name}[{', '.join(batch)}]"
+                for name, batch in zip(operands, (x_batch, y_batch, out_batch))
+            ]
+        return [*lines, f"{indent}gemm_into({', '.join(operands)})"]
     row, column, inner, total = (f"{prefix}{name}" for name in ("r", "c", "k", "s"))
     left = f"{x}[{', '.join([*x_batch, row, inner])}]"
     right = f"{y}[{', '.join([*y_batch, inner, column])}]"
@@ -76,8 +79,9 @@ def _matmul(op: MatMul, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     return lines
 
 
-def _contiguous(name: str, dtype: str, target: str) -> str:
-    """`name` as a C- or Fortran-ordered array of dtype `target` (copied only if needed)."""
-    if dtype == target:
-        return f"blas_operand({name})"
-    return f"np.ascontiguousarray({name}).astype({dtype_expression(target)})"
+def _contiguous(name: str, dtype: str, target: str, batch_rank: int) -> str:
+    """`name` as an array of dtype `target` that BLAS can read, copied only if needed:
+    C- or Fortran-ordered for a matrix, C-ordered for a batch of matrices."""
+    if dtype != target:
+        return f"np.ascontiguousarray({name}).astype({dtype_expression(target)})"
+    return f"np.ascontiguousarray({name})" if batch_rank else f"blas_operand({name})"

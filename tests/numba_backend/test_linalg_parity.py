@@ -68,6 +68,12 @@ def _build() -> Batch:
     batch.case("outer", pt.outer(batch.input((3,)), batch.input((2, 2))))
     transposed = batch.input((4, 3))
     batch.case("transposed operand", pt.matmul(transposed.T, batch.input((4, 2))))
+    both = batch.input((3, 4), dtype="float32"), batch.input((2, 3), dtype="float32")
+    batch.case("both transposed", pt.matmul(both[0].T, both[1].T))
+    strided = batch.input((6, 3))
+    batch.case("strided operand", pt.matmul(strided[::2], batch.input((3, 2))))
+    batched = batch.input((5, 3, 2), dtype="complex64")
+    batch.case("transposed batch", pt.matmul(batched.transpose(0, 2, 1), batch.input((3, 4))))
     batch.case("int transposed", pt.matmul(batch.input((3, 4), dtype="int64").T,
                                            batch.input((3, 2), dtype="int64")))
     return batch

@@ -1,0 +1,3 @@
+# Type stubs for llvmlite.binding: registering process symbols for the JIT linker.
+
+def add_symbol(name: str, address: int) -> None: ...
