@@ -175,7 +175,7 @@ def _advanced_subtensor(op: AdvancedSubtensor, node: NodeInfo, module: ModuleBui
     indent = "    " * nest.depth
     return [
         *nest.setup,
-        f"{output} = np.empty({nest.shape}, dtype={dtype})",
+        f"{output} = new_array({nest.shape}, {dtype})",
         *nest.loops,
         *nest.indices,
         f"{indent}{output}[{nest.write}] = {node.prefix}v[{nest.read}]",

@@ -15,6 +15,7 @@ imports the same module object.
 from __future__ import annotations
 
 import ctypes
+import operator
 import importlib.machinery
 import importlib.util
 from pathlib import Path
@@ -23,6 +24,7 @@ from typing import Any
 
 from llvmlite import binding, ir
 from numba.core import cgutils, types
+from numba.core.typing import signature
 from numba.extending import intrinsic
 
 _KINDS = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
@@ -66,19 +68,24 @@ _register_symbols()
 
 _VOID_P = ir.IntType(8).as_pointer()
 _INT = ir.IntType(32)
+_INT_MAX = 2**31 - 1
 
 
-def _blas_layout(array: Any) -> bool:
-    return isinstance(array, types.Array) and array.ndim == 2 and array.layout in ("C", "F")
+def _matrix(array: Any) -> bool:
+    return isinstance(array, types.Array) and array.ndim == 2
 
 
 @intrinsic
 def gemm_into(typingctx: object, a: Any, b: Any, out: Any) -> Any:
-    """`out[...] = a @ b` for 2-d arrays of one BLAS dtype; `a` and `b` C- or
-    Fortran-ordered (a transposed matrix is passed as it is), `out` C-ordered and of shape
-    (rows of a, columns of b). Lengths must fit BLAS's 32-bit integers."""
+    """`out[...] = a @ b` for 2-d arrays of one BLAS dtype, `out` C-ordered.
+
+    BLAS reads an operand in place when one axis has unit stride and the other a stride
+    it can express as a leading dimension: C or Fortran order, a transposed matrix, a
+    column `w[:, None]`, every other row. Others (negative or two non-unit strides, or
+    lengths beyond BLAS's 32-bit integers) take an explicit loop instead, rather than
+    a copy whose code numba would have to compile for every graph."""
     operands = (a, b, out)
-    if not all(_blas_layout(array) for array in operands) or out.layout != "C":
+    if not all(_matrix(array) for array in operands) or out.layout != "C":
         return None
     if len({array.dtype for array in operands}) != 1 or str(a.dtype) not in _KINDS:
         return None
@@ -88,52 +95,148 @@ def gemm_into(typingctx: object, a: Any, b: Any, out: Any) -> Any:
         arrays = [context.make_array(t)(context, builder, v) for t, v in zip(operands, args)]
         rows, inner = cgutils.unpack_tuple(builder, arrays[0].shape, 2)
         columns = cgutils.unpack_tuple(builder, arrays[1].shape, 2)[1]
-        one = ir.Constant(rows.type, 1)
-
-        def at_least_one(length: ir.Value) -> ir.Value:
-            return builder.select(builder.icmp_signed(">", length, one), length, one)
-
-        def slot(value: ir.Value) -> ir.Value:
-            return builder.bitcast(cgutils.alloca_once_value(builder, value), _VOID_P)
-
-        def count(length: ir.Value) -> ir.Value:
-            return slot(builder.trunc(length, _INT))
-
-        def flag(letter: str) -> ir.Value:
-            return slot(ir.Constant(ir.IntType(8), ord(letter)))
-
-        # Row-major C = A B is column-major C^T = B^T A^T: a C-ordered operand read in
-        # column-major order is already its transpose; a Fortran-ordered one is not.
-        (a_order, b_order) = (a.layout, b.layout)
-        a_lead = inner if a_order == "C" else rows
-        b_lead = columns if b_order == "C" else inner
-        data = [builder.bitcast(array.data, _VOID_P) for array in arrays]
-        dtype = a.dtype
-        function_type = ir.FunctionType(ir.VoidType(), [_VOID_P] * 13)
-        gemm = cgutils.get_or_insert_function(builder.module, function_type, f"fgraph_{kind}gemm")
+        item = ir.Constant(rows.type, context.get_abi_sizeof(context.get_data_type(a.dtype)))
+        views = [_blas_view(builder, array, item) for array in arrays[:2]]
+        fits = builder.and_(views[0].usable, views[1].usable)
+        for length in (rows, columns, inner):
+            fits = builder.and_(fits, _fits_int(builder, length))
         zero = ir.Constant(rows.type, 0)
         empty = builder.or_(
             builder.icmp_signed("==", rows, zero), builder.icmp_signed("==", columns, zero)
         )
         with builder.if_then(builder.not_(empty)):
-            builder.call(
-                gemm,
-                [
-                    flag("N" if b_order == "C" else "T"),
-                    flag("N" if a_order == "C" else "T"),
-                    count(columns),
-                    count(rows),
-                    count(inner),
-                    slot(context.get_constant_generic(builder, dtype, 1)),
-                    data[1],
-                    count(at_least_one(b_lead)),
-                    data[0],
-                    count(at_least_one(a_lead)),
-                    slot(context.get_constant_generic(builder, dtype, 0)),
-                    data[2],
-                    count(at_least_one(columns)),
-                ],
-            )
+            with builder.if_else(fits) as (blas, loop):
+                with blas:
+                    _call_gemm(context, builder, kind, a.dtype, views, arrays, (rows, columns, inner))
+                with loop:
+                    _loop_product(context, builder, operands, arrays, (rows, columns, inner))
         return context.get_dummy_value()
 
     return types.void(a, b, out), codegen
+
+
+class _BlasView:
+    """How BLAS can read one operand in place: whether it can, its transpose flag in the
+    column-major view of a row-major product, and its leading dimension."""
+
+    def __init__(self, usable: ir.Value, transposed: ir.Value, lead: ir.Value) -> None:
+        self.usable, self.transposed, self.lead = usable, transposed, lead
+
+
+def _blas_view(builder: ir.IRBuilder, array: Any, item: ir.Value) -> _BlasView:
+    rows, columns = cgutils.unpack_tuple(builder, array.shape, 2)
+    row_stride, column_stride = cgutils.unpack_tuple(builder, array.strides, 2)
+    one = ir.Constant(rows.type, 1)
+
+    def at_most_one(length: ir.Value) -> ir.Value:
+        return builder.icmp_signed("<=", length, one)
+
+    def leading(stride: ir.Value, other: ir.Value, length: ir.Value) -> tuple[ir.Value, ir.Value]:
+        """Whether `stride` (bytes) works as the leading dimension of a matrix whose
+        other axis has `other` elements; the dimension (in elements) if so."""
+        minimum = builder.select(at_most_one(other), one, other)
+        whole = builder.icmp_signed("==", builder.srem(stride, item), ir.Constant(rows.type, 0))
+        far_enough = builder.icmp_signed(">=", stride, builder.mul(minimum, item))
+        usable = builder.or_(at_most_one(length), builder.and_(whole, far_enough))
+        lead = builder.select(at_most_one(length), minimum, builder.sdiv(stride, item))
+        return builder.and_(usable, _fits_int(builder, lead)), lead
+
+    def unit(stride: ir.Value, length: ir.Value) -> ir.Value:
+        return builder.or_(builder.icmp_signed("==", stride, item), at_most_one(length))
+
+    row_usable, row_lead = leading(row_stride, columns, rows)
+    row_major = builder.and_(unit(column_stride, columns), row_usable)
+    column_usable, column_lead = leading(column_stride, rows, columns)
+    column_major = builder.and_(unit(row_stride, rows), column_usable)
+    return _BlasView(
+        builder.or_(row_major, column_major),
+        builder.not_(row_major),
+        builder.select(row_major, row_lead, column_lead),
+    )
+
+
+def _fits_int(builder: ir.IRBuilder, length: ir.Value) -> ir.Value:
+    return builder.icmp_signed("<=", length, ir.Constant(length.type, _INT_MAX))
+
+
+def _call_gemm(
+    context: Any,
+    builder: ir.IRBuilder,
+    kind: str,
+    dtype: Any,
+    views: list[_BlasView],
+    arrays: list[Any],
+    lengths: tuple[ir.Value, ir.Value, ir.Value],
+) -> None:
+    """Row-major C = A B is column-major C^T = B^T A^T: an operand stored row-major is
+    already its transpose in BLAS's column-major view ('N'); one stored column-major
+    is not ('T')."""
+    rows, columns, inner = lengths
+
+    def slot(value: ir.Value) -> ir.Value:
+        return builder.bitcast(cgutils.alloca_once_value(builder, value), _VOID_P)
+
+    def count(length: ir.Value) -> ir.Value:
+        return slot(builder.trunc(length, _INT))
+
+    def flag(view: _BlasView) -> ir.Value:
+        letter = builder.select(
+            view.transposed, ir.Constant(ir.IntType(8), ord("T")), ir.Constant(ir.IntType(8), ord("N"))
+        )
+        return slot(letter)
+
+    one = ir.Constant(rows.type, 1)
+    data = [builder.bitcast(array.data, _VOID_P) for array in arrays]
+    function_type = ir.FunctionType(ir.VoidType(), [_VOID_P] * 13)
+    gemm = cgutils.get_or_insert_function(builder.module, function_type, f"fgraph_{kind}gemm")
+    builder.call(
+        gemm,
+        [
+            flag(views[1]),
+            flag(views[0]),
+            count(columns),
+            count(rows),
+            count(inner),
+            slot(context.get_constant_generic(builder, dtype, 1)),
+            data[1],
+            count(views[1].lead),
+            data[0],
+            count(views[0].lead),
+            slot(context.get_constant_generic(builder, dtype, 0)),
+            data[2],
+            count(builder.select(builder.icmp_signed(">", columns, one), columns, one)),
+        ],
+    )
+
+
+def _loop_product(
+    context: Any,
+    builder: ir.IRBuilder,
+    operands: tuple[Any, Any, Any],
+    arrays: list[Any],
+    lengths: tuple[ir.Value, ir.Value, ir.Value],
+) -> None:
+    """out[i, j] = sum over l of a[i, l] * b[l, j], element by element through strides."""
+    rows, columns, inner = lengths
+    dtype = operands[0].dtype
+    multiply = context.get_function(operator.mul, signature(dtype, dtype, dtype))
+    add = context.get_function(operator.add, signature(dtype, dtype, dtype))
+
+    def element(position: int, indices: list[ir.Value]) -> ir.Value:
+        array, array_type = arrays[position], operands[position]
+        shape = cgutils.unpack_tuple(builder, array.shape, 2)
+        strides = cgutils.unpack_tuple(builder, array.strides, 2)
+        return cgutils.get_item_pointer2(
+            context, builder, array.data, shape, strides, array_type.layout, indices
+        )
+
+    total = cgutils.alloca_once(builder, context.get_data_type(dtype))
+    with cgutils.for_range(builder, rows) as row:
+        with cgutils.for_range(builder, columns) as column:
+            builder.store(context.get_constant_generic(builder, dtype, 0), total)
+            with cgutils.for_range(builder, inner) as step:
+                left = builder.load(element(0, [row.index, step.index]))
+                right = builder.load(element(1, [step.index, column.index]))
+                product = multiply(builder, (left, right))
+                builder.store(add(builder, (builder.load(total), product)), total)
+            builder.store(builder.load(total), element(2, [row.index, column.index]))

@@ -26,7 +26,7 @@ import numba
 import numpy as np
 
 from numba_backend.blas import gemm_into
-from numba_backend.runtime import blas_operand
+from numba_backend.intrinsics import assoc_add, assoc_mul, new_array
 
 '''
 

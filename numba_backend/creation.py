@@ -23,7 +23,7 @@ def _alloc(op: Alloc, node: NodeInfo, module: ModuleBuilder) -> list[str]:
 def _alloc_empty(op: AllocEmpty, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     (target,) = node.inputs
     shape = shape_tuple(target, op.shape)
-    return [f"{node.outputs[0]} = np.empty({shape}, dtype={dtype_expression(op.dtype)})"]
+    return [f"{node.outputs[0]} = new_array({shape}, {dtype_expression(op.dtype)})"]
 
 
 @numba_kernel.register
@@ -45,7 +45,7 @@ def _arange(op: ARange, node: NodeInfo, module: ModuleBuilder) -> list[str]:
         "    raise ValueError('ARange: step must not be zero')",
         f"{count} = max(0, math.ceil((np.float64({stop}) - np.float64({start})) / "
         f"np.float64({step})))",
-        f"{output} = np.empty({count}, dtype={dtype})",
+        f"{output} = new_array({count}, {dtype})",
         f"if {count} > 0:",
         f"    {output}[0] = {start}",
         f"if {count} > 1:",

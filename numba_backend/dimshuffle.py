@@ -23,7 +23,7 @@ def _dimshuffle(op: DimShuffle, node: NodeInfo, module: ModuleBuilder) -> list[s
         dtype = dtype_expression(node.output_types[0].dtype)
         element = f"{source}{_index('0' for _ in range(rank))}"
         shape = "(" + "".join("1, " for _ in op.order) + ")"
-        return [f"{output} = np.empty({shape}, dtype={dtype})", f"{output}[...] = {element}"]
+        return [f"{output} = new_array({shape}, {dtype})", f"{output}[...] = {element}"]
     lines: list[str] = []
     expression = source
     if len(kept) < rank:  # drop length-1 axes

@@ -60,7 +60,7 @@ def _subtensor(op: Subtensor, node: NodeInfo, module: ModuleBuilder) -> list[str
     if node.output_types[0].ndim:
         return [*checks, f"{output} = {source}{index}"]
     dtype = dtype_expression(node.output_types[0].dtype)
-    return [*checks, f"{output} = np.empty((), dtype={dtype})", f"{output}[()] = {source}{index}"]
+    return [*checks, f"{output} = new_array((), {dtype})", f"{output}[()] = {source}{index}"]
 
 
 @numba_kernel.register

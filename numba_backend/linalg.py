@@ -1,10 +1,8 @@
 """`MatMul` as a loop over the broadcast batch axes around one matrix product per batch.
 
-Float and complex products call BLAS `?gemm` through `blas.gemm_into`, which takes
-C- or Fortran-ordered operands of one dtype: operands are cast to the output dtype, and
-`runtime.blas_operand` copies only those in neither order (a transposed matrix, say
-`X.T` in a gradient, is passed to BLAS as it is). Batched operands are made C-ordered,
-so that every batch slice is. Integer and bool products have no BLAS routine in numba, so they are
+Float and complex products call BLAS `?gemm` through `blas.gemm_into`, one call per
+batch, on operands cast to the output dtype; BLAS reads them in place whatever their
+strides allow (a transposed `X.T` in a gradient, a column `w[:, None]`). Integer and bool products have no BLAS routine in numba, so they are
 written as explicit triple loops (integer sums wrap to the output dtype as NumPy's do).
 """
 
@@ -38,14 +36,15 @@ def _matmul(op: MatMul, node: NodeInfo, module: ModuleBuilder) -> list[str]:
         "    raise ValueError('MatMul: contracted axes differ in length, or batch axes do not "
         "match (broadcasting needs a static length of 1)')",
     ]
-    if blas:
-        lines += [
-            f"{prefix}a = {_contiguous(x, x_type.dtype, output_type.dtype, batch_rank)}",
-            f"{prefix}b = {_contiguous(y, y_type.dtype, output_type.dtype, batch_rank)}",
-        ]
-        x, y = f"{prefix}a", f"{prefix}b"
+    if blas:  # BLAS takes operands of the output dtype
+        if x_type.dtype != output_type.dtype:
+            lines.append(f"{prefix}a = {x}.astype({dtype})")
+            x = f"{prefix}a"
+        if y_type.dtype != output_type.dtype:
+            lines.append(f"{prefix}b = {y}.astype({dtype})")
+            y = f"{prefix}b"
     shape = ", ".join([*lengths, f"{x}.shape[{batch_rank}]", f"{y}.shape[{batch_rank + 1}]"])
-    lines.append(f"{output} = np.empty(({shape}), dtype={dtype})")
+    lines.append(f"{output} = new_array(({shape}), {dtype})")
     indent = ""
     for axis in range(batch_rank):
         lines.append(f"{indent}for {prefix}j{axis} in range({lengths[axis]}):")
@@ -78,10 +77,3 @@ def _matmul(op: MatMul, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     ]
     return lines
 
-
-def _contiguous(name: str, dtype: str, target: str, batch_rank: int) -> str:
-    """`name` as an array of dtype `target` that BLAS can read, copied only if needed:
-    C- or Fortran-ordered for a matrix, C-ordered for a batch of matrices."""
-    if dtype != target:
-        return f"np.ascontiguousarray({name}).astype({dtype_expression(target)})"
-    return f"np.ascontiguousarray({name})" if batch_rank else f"blas_operand({name})"

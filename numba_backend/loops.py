@@ -14,6 +14,7 @@ import numpy as np
 
 from fgraph import Variable
 from fgraph.variable import Constant
+from numba_backend.reduction import REASSOCIABLE
 from numba_backend.registry import ModuleBuilder, NodeInfo, dtype_expression, numba_kernel
 from numba_backend.scalar import Operand, scalar_expression
 from ops.elemwise import Elemwise
@@ -82,7 +83,7 @@ def element_loop(
             lines.append(f"{output} = {node.inputs[reused[k]]}")
         else:
             dtype = dtype_expression(output_type.dtype)
-            lines.append(f"{output} = np.empty({shape}, dtype={dtype})")
+            lines.append(f"{output} = new_array({shape}, {dtype})")
     nest, indent = _loop_nest(node, lengths, scalar_names)
     lines += nest
     lines.extend(indent + line for line in body)
@@ -97,7 +98,8 @@ def summed_loop(
     node: NodeInfo, body: Sequence[str], scalar_names: Sequence[str], total: str, dtype: str
 ) -> list[str]:
     """Lines adding up every element of `node`'s single output into a 0-d array `total`
-    of `dtype`, in the same loop that computes them: no temporary array."""
+    of `dtype`, in the same loop that computes them: no temporary array. A float sum
+    is reassociable, so the loop vectorizes (`reduction.REASSOCIABLE`)."""
     prefix = node.prefix
     lines, lengths = _lengths(node)
     accumulator = f"{prefix}total"
@@ -111,9 +113,13 @@ def summed_loop(
         value = f"{dtype_expression(element_dtype)}({value})"
     if element_dtype != dtype:
         value = f"{dtype_expression(dtype)}({value})"
+    if dtype in REASSOCIABLE:
+        update = f"assoc_add({accumulator}, {value})"
+    else:
+        update = f"{accumulator} + {value}"
     lines += [
-        f"{indent}{accumulator} += {value}",
-        f"{total} = np.empty((), dtype={dtype_expression(dtype)})",
+        f"{indent}{accumulator} = {update}",
+        f"{total} = new_array((), {dtype_expression(dtype)})",
         f"{total}[()] = {accumulator}",
     ]
     return lines

@@ -2,8 +2,10 @@
 function: exact NumPy output dtypes, accumulation in the output dtype, no temporaries.
 
 A reduction whose reduced axes are the trailing ones (a full reduction included)
-accumulates each output element in local scalars (several, over the contiguous inner
-loop, so they run in parallel), never in the output array. Other
+accumulates each output element in local scalars, never in the output array: a float
+sum or product in one accumulator whose update LLVM may reassociate (so it vectorizes,
+see `intrinsics`), other reductions in several accumulators over the contiguous inner
+loop, so they run in parallel. Other
 reductions walk the input once in C order, updating the output in place, so reducing
 the leading axis of a large matrix does not stride through memory. `Max` and `Min`
 start from each group's first element (they have no identity), after checking at run
@@ -115,7 +117,7 @@ def _reduction(op: Reduction, node: NodeInfo, module: ModuleBuilder) -> list[str
     initial = _initial(op, first, dtype)
     lines = _empty_axis_checks(op, source, reduced) if isinstance(op, (Max, Min)) else []
     shape = "(" + "".join(f"{source}.shape[{axis}], " for axis in kept) + ")"
-    lines.append(f"{output} = np.empty({shape}, dtype={dtype_expression(dtype)})")
+    lines.append(f"{output} = new_array({shape}, {dtype_expression(dtype)})")
     headers, indent = _loops(prefix, source, kept, "")
     lines += headers
     if not reduced:  # each output element is its input element, converted
@@ -123,7 +125,10 @@ def _reduction(op: Reduction, node: NodeInfo, module: ModuleBuilder) -> list[str
         lines.append(f"{indent}{target} = {_combine(op, initial, element, dtype)}")
         return lines
     if reduced == list(range(len(kept), rank)):  # trailing: accumulate in local scalars
-        lines += _lanes(op, node, reduced, initial, indent)
+        if isinstance(op, (Sum, Prod)) and dtype in REASSOCIABLE:
+            lines += _reassociated(op, node, reduced, initial, indent)
+        else:
+            lines += _lanes(op, node, reduced, initial, indent)
         lines.append(f"{indent}{target} = {prefix}acc")
         return lines
     lines.append(f"{indent}{target} = {initial}")
@@ -136,6 +141,29 @@ def _reduction(op: Reduction, node: NodeInfo, module: ModuleBuilder) -> list[str
         f"{indent}{target} = {_combine(op, accumulator, value, dtype)}",
     ]
     return lines
+
+
+REASSOCIABLE = ("float32", "float64")
+"""Dtypes whose sums and products accumulate through `assoc_add` and `assoc_mul`."""
+
+
+def _reassociated(
+    op: Sum | Prod, node: NodeInfo, reduced: Sequence[int], initial: str, group_indent: str
+) -> list[str]:
+    """Lines leaving the float sum or product of one group in `{prefix}acc`: one running
+    accumulator, whose updates LLVM splits into vector lanes."""
+    prefix = node.prefix
+    (source,) = node.inputs
+    rank = node.input_types[0].ndim
+    dtype = node.output_types[0].dtype
+    headers, indent = _loops(prefix, source, reduced, group_indent)
+    update = "assoc_add" if isinstance(op, Sum) else "assoc_mul"
+    element = f"{dtype_expression(dtype)}({_element(source, prefix, rank)})"
+    return [
+        f"{group_indent}{prefix}acc = {initial}",
+        *headers,
+        f"{indent}{prefix}acc = {update}({prefix}acc, {element})",
+    ]
 
 
 LANES = 4
@@ -199,7 +227,7 @@ def _arg_extremum(op: ArgExtremum, node: NodeInfo, module: ModuleBuilder) -> lis
         better += f" or ({value} != {value} and {best} == {best})"
     shape = "(" + "".join(f"{source}.shape[{axis}], " for axis in kept) + ")"
     lines = _empty_axis_checks(op, source, reduced)
-    lines.append(f"{output} = np.empty({shape}, dtype=np.int64)")
+    lines.append(f"{output} = new_array({shape}, np.int64)")
     headers, indent = _loops(prefix, source, kept, "")
     lines += headers
     lines += [f"{indent}{best} = {first}", f"{indent}{position} = 0"]
@@ -231,7 +259,7 @@ def _cumulative(op: Cumulative, node: NodeInfo, module: ModuleBuilder) -> list[s
     dtype = node.output_types[0].dtype
     axis = op.axis
     step = 1 if op.reverse else -1
-    lines = [f"{output} = np.empty({source}.shape, dtype={dtype_expression(dtype)})"]
+    lines = [f"{output} = new_array({source}.shape, {dtype_expression(dtype)})"]
     indent = ""
     for k in range(rank):
         length = f"{source}.shape[{k}]"

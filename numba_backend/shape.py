@@ -30,7 +30,7 @@ def tuple_expression(entries: Iterable[str]) -> str:
 
 def _vector(output: str, values: list[str]) -> list[str]:
     """Lines filling `output` with an int64 vector of `values`."""
-    lines = [f"{output} = np.empty({len(values)}, dtype=np.int64)"]
+    lines = [f"{output} = new_array({len(values)}, np.int64)"]
     lines.extend(f"{output}[{k}] = {value}" for k, value in enumerate(values))
     return lines
 
@@ -46,7 +46,7 @@ def _shape(op: Shape, node: NodeInfo, module: ModuleBuilder) -> list[str]:
 def _shape_i(op: ShapeI, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     (output,) = node.outputs
     return [
-        f"{output} = np.empty((), dtype=np.int64)",
+        f"{output} = new_array((), np.int64)",
         f"{output}[()] = {node.inputs[0]}.shape[{op.axis}]",
     ]
 

@@ -1,4 +1,5 @@
 # Type stubs for the numba types that fgraph's intrinsics inspect and build signatures from.
+from collections.abc import Iterator
 from typing import Any
 
 class Type:
@@ -10,5 +11,23 @@ class Array(Type):
     dtype: Type
     ndim: int
     layout: str
+    def __init__(self, dtype: Type, ndim: int, layout: str) -> None: ...
+
+class Integer(Type): ...
+
+class BaseTuple(Type):
+    def __iter__(self) -> Iterator[Type]: ...
+    def __len__(self) -> int: ...
+
+class NumberClass(Type):
+    dtype: Type
+
+class DType(Type):
+    dtype: Type
+
+class Float(Type): ...
 
 void: Type
+
+float64: Float
+int64: Type

@@ -1,0 +1,72 @@
+"""Operations that generated code needs and numba source cannot say, or says slowly.
+
+`assoc_add` and `assoc_mul` are float addition and multiplication that LLVM may
+reassociate. A running sum `total = total + x` is one long dependency chain that LLVM
+must keep in order (IEEE addition is not associative), so it neither vectorizes nor
+pipelines: about 8x slower than it could be. With the `reassoc` flag on that one
+instruction, and nowhere else in the loop, LLVM splits the sum into vector lanes and
+interleaved partial sums, as NumPy's pairwise sum does in spirit; every other operation
+of the loop keeps its exact IEEE semantics (numba's `fastmath` would relax them all).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from llvmlite import ir
+from numba.core import types
+from numba.extending import intrinsic
+from numba.np.arrayobj import _empty_nd_impl, _parse_shape
+
+
+def _same_float(a: Any, b: Any) -> bool:
+    return isinstance(a, types.Float) and a == b
+
+
+@intrinsic
+def assoc_add(typingctx: object, a: Any, b: Any) -> Any:
+    """`a + b` for two floats of one dtype, reassociable by the compiler."""
+    if not _same_float(a, b):
+        return None
+
+    def codegen(context: object, builder: ir.IRBuilder, signature: object, args: Any) -> Any:
+        return builder.fadd(args[0], args[1], flags=("reassoc",))
+
+    return a(a, b), codegen
+
+
+@intrinsic
+def assoc_mul(typingctx: object, a: Any, b: Any) -> Any:
+    """`a * b` for two floats of one dtype, reassociable by the compiler."""
+    if not _same_float(a, b):
+        return None
+
+    def codegen(context: object, builder: ir.IRBuilder, signature: object, args: Any) -> Any:
+        return builder.fmul(args[0], args[1], flags=("reassoc",))
+
+    return a(a, b), codegen
+
+
+@intrinsic
+def new_array(typingctx: object, shape: Any, dtype: Any) -> Any:
+    """`np.empty(shape, dtype)` (C order) as a single lowering step. numba's own
+    `np.empty` is an overload whose implementation is compiled anew for every shape
+    type and dtype, about 0.05 s each in a fresh process; a graph needs several."""
+    if isinstance(shape, types.Integer):
+        ndim = 1
+    elif isinstance(shape, types.BaseTuple) and all(
+        isinstance(length, types.Integer) for length in shape
+    ):
+        ndim = len(shape)
+    else:
+        return None
+    if not isinstance(dtype, (types.NumberClass, types.DType)):
+        return None
+    element = dtype.dtype
+    array_type = types.Array(element, ndim, "C")
+
+    def codegen(context: Any, builder: ir.IRBuilder, signature: Any, args: Any) -> Any:
+        lengths = _parse_shape(context, builder, shape, args[0])
+        return _empty_nd_impl(context, builder, array_type, lengths)._getvalue()
+
+    return array_type(shape, dtype), codegen
