@@ -70,16 +70,31 @@ def sum_while_computing(
         raise TypeError(f"cannot sum while computing {producer.op}")
     hoisted, body, scalars = element_body(producer.op, producer_info, module)
     total_dtype = info.output_types[0].dtype
-    return hoisted + summed_loop(producer_info, body, scalars, info.outputs[0], total_dtype)
+    total = info.outputs[0]
+    return hoisted + summed_loop(
+        producer_info, body, scalars, total, total_dtype, module.parallel
+    )
 
 
-def entry_name(graph: Graph) -> str:
-    return f"fgraph_{graph.structure_digest[:20]}"
+def entry_name(graph: Graph, parallel: bool = False) -> str:
+    """The entry function's (and module's) name: from the structure digest, and whether
+    loops run in parallel (the two compile to different code)."""
+    return f"fgraph_{graph.structure_digest[:20]}" + ("_parallel" if parallel else "")
 
 
-def generate(graph: Graph) -> GeneratedModule:
-    """Generate the module computing `graph` (which should already be optimized)."""
-    module = ModuleBuilder()
+PARALLEL_OPTIONS = (
+    "{'prange': True, 'comprehension': False, 'reduction': False, 'inplace_binop': False, "
+    "'setitem': False, 'numpy': False, 'stencil': False, 'fusion': False}"
+)
+"""numba's `parallel` options for the entry function: only the loops written with
+`numba.prange` run in parallel; numba does not rewrite anything else into parallel loops
+(the generated code has no array expressions worth it, and each costs compile time)."""
+
+
+def generate(graph: Graph, parallel: bool = False) -> GeneratedModule:
+    """Generate the module computing `graph` (which should already be optimized); with
+    `parallel`, its large element loops run on all threads."""
+    module = ModuleBuilder(parallel)
     names: dict[Variable, str] = {variable: f"i{k}" for k, variable in enumerate(graph.inputs)}
 
     def name_of(variable: Variable) -> str:
@@ -121,11 +136,14 @@ def generate(graph: Graph) -> GeneratedModule:
     returned = "".join(f"{name_of(output)}, " for output in graph.outputs)
     constants = list(module.constants)  # every constant is named by now, in name order
     arguments = [f"i{k}" for k in range(len(graph.inputs))] + list(module.constants.values())
-    entry = entry_name(graph)
+    entry = entry_name(graph, parallel)
     lines = [f"def {entry}({', '.join(arguments)}):"]
     lines.extend(f"    {line}" for statement in body for line in statement.splitlines())
     lines.append(f"    return ({returned})")
     helpers = "\n\n".join(module.helpers[name] for name in sorted(module.helpers))
-    entry_source = "@numba.njit(cache=True, error_model='numpy')\n" + "\n".join(lines) + "\n"
+    options = "cache=True, error_model='numpy'"
+    if any("numba.prange(" in statement for statement in body):
+        options += f", parallel={PARALLEL_OPTIONS}"
+    entry_source = f"@numba.njit({options})\n" + "\n".join(lines) + "\n"
     source = HEADER + helpers + ("\n\n" if helpers else "") + entry_source
     return GeneratedModule(source, entry, tuple(constant.data for _, constant in constants))

@@ -19,7 +19,8 @@ from numba_backend.cache import forget_numba_cache, load_module
 from numba_backend.codegen import GeneratedModule, entry_name, generate
 
 _compiled_lock = threading.Lock()
-_compiled: dict[str, numba.Dispatcher] = {}
+_compiled: dict[tuple[str, bool], numba.Dispatcher] = {}
+"""Dispatchers by (structure digest, parallel)."""
 
 
 @attrs.frozen(eq=False, repr=False)
@@ -35,6 +36,7 @@ class CompiledFunction:
     graph: Graph
     source: str
     single_output: bool
+    parallel: bool
     _dispatcher: numba.Dispatcher
     _constants: tuple[Array, ...]
 
@@ -50,7 +52,7 @@ class CompiledFunction:
         return outputs[0] if self.single_output else outputs
 
     def __reduce__(self) -> tuple[object, ...]:
-        return (_from_optimized, (self.graph, self.single_output))
+        return (_from_optimized, (self.graph, self.single_output, self.parallel))
 
     def __repr__(self) -> str:
         return f"CompiledFunction({self.graph!r})"
@@ -58,47 +60,67 @@ class CompiledFunction:
 
 @overload
 def function(
-    inputs: Sequence[Variable], outputs: Variable, mode: str = ...
+    inputs: Sequence[Variable], outputs: Variable, mode: str = ..., *, parallel: bool = ...
 ) -> CompiledFunction: ...
 @overload
 def function(
-    inputs: Sequence[Variable], outputs: Sequence[Variable], mode: str = ...
+    inputs: Sequence[Variable],
+    outputs: Sequence[Variable],
+    mode: str = ...,
+    *,
+    parallel: bool = ...,
 ) -> CompiledFunction: ...
 
 
 def function(
-    inputs: Sequence[Variable], outputs: Variable | Sequence[Variable], mode: str = "fast_run"
+    inputs: Sequence[Variable],
+    outputs: Variable | Sequence[Variable],
+    mode: str = "fast_run",
+    *,
+    parallel: bool = False,
 ) -> CompiledFunction:
     """Compile `outputs` as a function of `inputs` with the rewrite pipeline `mode`.
 
     A single output variable gives a function returning one array; a list of outputs
     gives a function returning a list. Inputs the outputs do not use are still checked.
+
+    `parallel=True` runs elementwise loops over at least `loops.PARALLEL_MIN_SIZE`
+    elements on all of numba's threads (smaller ones stay serial, with no thread
+    launch). It pays on large arrays with costly elements; it adds compile time (numba
+    compiles each parallel loop as a function of its own).
     """
     from rewrite import optimize
 
     single = isinstance(outputs, Variable)
     graph = Graph(inputs, [outputs] if isinstance(outputs, Variable) else list(outputs))
-    return _from_optimized(optimize(graph, mode), single)
+    return _from_optimized(optimize(graph, mode), single, parallel)
 
 
-def _from_optimized(graph: Graph, single_output: bool) -> CompiledFunction:
-    generated = generate(graph)  # cheap; its constants are this graph's own values
-    dispatcher = _compile(graph, generated)
+def _from_optimized(graph: Graph, single_output: bool, parallel: bool) -> CompiledFunction:
+    generated = generate(graph, parallel)  # cheap; its constants are this graph's own
+    dispatcher = _compile(graph, generated, parallel)
     return CompiledFunction(
-        graph.inputs, graph, generated.source, single_output, dispatcher, generated.constants
+        graph.inputs,
+        graph,
+        generated.source,
+        single_output,
+        parallel,
+        dispatcher,
+        generated.constants,
     )
 
 
-def _compile(graph: Graph, generated: GeneratedModule) -> numba.Dispatcher:
+def _compile(graph: Graph, generated: GeneratedModule, parallel: bool) -> numba.Dispatcher:
     """The dispatcher for `graph`'s structure, shared in this process by graphs that
     differ at most in constant values (those are arguments, not code).
 
     Compiling holds the lock: numba compiles one function at a time anyway, and threads
     asking for the same graph then wait for it instead of compiling it again."""
     with _compiled_lock:
-        found = _compiled.get(graph.structure_digest)
+        key = (graph.structure_digest, parallel)
+        found = _compiled.get(key)
         if found is None:
-            found = _compiled[graph.structure_digest] = _compile_new(graph, generated)
+            found = _compiled[key] = _compile_new(graph, generated)
         return found
 
 
@@ -106,7 +128,7 @@ def _compile_new(graph: Graph, generated: GeneratedModule) -> numba.Dispatcher:
     """Load `graph`'s generated module and compile it eagerly for C-contiguous arguments
     of the input types (numba's disk cache makes this a load in a second process)."""
     digest = graph.structure_digest
-    name = entry_name(graph)
+    name = generated.entry
     module = load_module(digest, name, generated.source)
     dispatcher: numba.Dispatcher = getattr(module, name)
     signature = tuple(

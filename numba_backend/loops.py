@@ -44,17 +44,31 @@ def _lengths(node: NodeInfo) -> tuple[list[str], list[str]]:
     return lines, lengths
 
 
+PARALLEL_MIN_SIZE = 1 << 16
+"""Elements from which a loop of a `parallel` function runs on all threads: below it, a
+thread launch (several microseconds) costs more than it saves."""
+
+CHUNKS = 64
+"""Pieces a parallel summed loop is cut into along its first axis (each thread adds up
+its own pieces; the pieces' totals are added at the end)."""
+
+
 def _loop_nest(
-    node: NodeInfo, lengths: Sequence[str], scalar_names: Sequence[str]
+    node: NodeInfo,
+    lengths: Sequence[str],
+    scalar_names: Sequence[str],
+    indent: str = "",
+    first_axis: str | None = None,
 ) -> tuple[list[str], str]:
     """`for` headers over every element and the loads of each input's scalar; returns
-    the lines and the indentation of the loop body."""
+    the lines and the indentation of the loop body. `first_axis` replaces the header of
+    axis 0 (to run it in parallel or over one chunk)."""
     prefix = node.prefix
     rank = len(lengths)
     lines: list[str] = []
-    indent = ""
     for axis in range(rank):
-        lines.append(f"{indent}for {prefix}j{axis} in range({lengths[axis]}):")
+        header = f"for {prefix}j{axis} in range({lengths[axis]}):"
+        lines.append(indent + (first_axis if axis == 0 and first_axis else header))
         indent += "    "
     for k, (source, input_type) in enumerate(zip(node.inputs, node.input_types)):
         position = ", ".join(
@@ -64,16 +78,22 @@ def _loop_nest(
     return lines, indent
 
 
+def _size(lengths: Sequence[str]) -> str:
+    return " * ".join(lengths)
+
+
 def element_loop(
     node: NodeInfo,
     body: Sequence[str],
     scalar_names: Sequence[str],
     destroy_map: Sequence[tuple[int, int]] = (),
+    parallel: bool = False,
 ) -> list[str]:
     """Lines computing `node.outputs` elementwise. `body` reads the scalar of input k as
     `scalar_names[k]` and assigns output k's scalar to `{prefix}y{k}`. An output in
     `destroy_map` is written into its input's buffer: each element of every input is read
-    before the same element of any output is written, so this is safe."""
+    before the same element of any output is written, so this is safe. With `parallel`,
+    a large enough loop runs its first axis with `numba.prange`."""
     prefix = node.prefix
     lines, lengths = _lengths(node)
     shape = "(" + "".join(f"{length}, " for length in lengths) + ")"
@@ -82,43 +102,82 @@ def element_loop(
         if k in reused:
             lines.append(f"{output} = {node.inputs[reused[k]]}")
         else:
-            dtype = dtype_expression(output_type.dtype)
-            lines.append(f"{output} = new_array({shape}, {dtype})")
-    nest, indent = _loop_nest(node, lengths, scalar_names)
-    lines += nest
-    lines.extend(indent + line for line in body)
+            lines.append(f"{output} = new_array({shape}, {dtype_expression(output_type.dtype)})")
     rank = len(lengths)
     target = ", ".join(f"{prefix}j{axis}" for axis in range(rank)) if rank else "()"
-    for k, output in enumerate(node.outputs):
-        lines.append(f"{indent}{output}[{target}] = {prefix}y{k}")
-    return lines
+
+    def loop(indent: str, first_axis: str | None) -> list[str]:
+        nest, inner = _loop_nest(node, lengths, scalar_names, indent, first_axis)
+        stores = [f"{inner}{output}[{target}] = {prefix}y{k}" for k, output in enumerate(node.outputs)]
+        return nest + [inner + line for line in body] + stores
+
+    if not (parallel and rank):
+        return lines + loop("", None)
+    return [
+        *lines,
+        f"if {_size(lengths)} >= {PARALLEL_MIN_SIZE}:",
+        *loop("    ", f"for {prefix}j0 in numba.prange({lengths[0]}):"),
+        "else:",
+        *loop("    ", None),
+    ]
 
 
 def summed_loop(
-    node: NodeInfo, body: Sequence[str], scalar_names: Sequence[str], total: str, dtype: str
+    node: NodeInfo,
+    body: Sequence[str],
+    scalar_names: Sequence[str],
+    total: str,
+    dtype: str,
+    parallel: bool = False,
 ) -> list[str]:
     """Lines adding up every element of `node`'s single output into a 0-d array `total`
     of `dtype`, in the same loop that computes them: no temporary array. A float sum
-    is reassociable, so the loop vectorizes (`reduction.REASSOCIABLE`)."""
+    is reassociable, so the loop vectorizes (`reduction.REASSOCIABLE`). With `parallel`,
+    a large enough loop is cut into `CHUNKS` pieces along its first axis, added up on
+    all threads."""
     prefix = node.prefix
     lines, lengths = _lengths(node)
-    accumulator = f"{prefix}total"
-    lines.append(f"{accumulator} = {dtype_expression(dtype)}(0)")
-    nest, indent = _loop_nest(node, lengths, scalar_names)
-    lines += nest
-    lines.extend(indent + line for line in body)
     value = f"{prefix}y0"
     element_dtype = node.output_types[0].dtype
     if element_dtype != "float64":  # numba widens small ints: wrap as the array store would
         value = f"{dtype_expression(element_dtype)}({value})"
     if element_dtype != dtype:
         value = f"{dtype_expression(dtype)}({value})"
-    if dtype in REASSOCIABLE:
-        update = f"assoc_add({accumulator}, {value})"
+    zero = f"{dtype_expression(dtype)}(0)"
+
+    def add(accumulator: str, term: str) -> str:
+        if dtype in REASSOCIABLE:
+            return f"{accumulator} = assoc_add({accumulator}, {term})"
+        return f"{accumulator} = {accumulator} + {term}"
+
+    def loop(accumulator: str, indent: str, first_axis: str | None) -> list[str]:
+        nest, inner = _loop_nest(node, lengths, scalar_names, indent, first_axis)
+        return nest + [inner + line for line in body] + [inner + add(accumulator, value)]
+
+    accumulator = f"{prefix}total"
+    lines.append(f"{accumulator} = {zero}")
+    if parallel and lengths:
+        piece, part, first = f"{prefix}c", f"{prefix}part", lengths[0]
+        lines += [
+            f"if {_size(lengths)} >= {PARALLEL_MIN_SIZE}:",
+            f"    {prefix}parts = new_array({CHUNKS}, {dtype_expression(dtype)})",
+            f"    for {piece} in numba.prange({CHUNKS}):",
+            f"        {part} = {zero}",
+            *loop(
+                part,
+                "        ",
+                f"for {prefix}j0 in range({piece} * {first} // {CHUNKS}, "
+                f"({piece} + 1) * {first} // {CHUNKS}):",
+            ),
+            f"        {prefix}parts[{piece}] = {part}",
+            f"    for {piece} in range({CHUNKS}):",
+            f"        {add(accumulator, f'{prefix}parts[{piece}]')}",
+            "else:",
+            *loop(accumulator, "    ", None),
+        ]
     else:
-        update = f"{accumulator} + {value}"
+        lines += loop(accumulator, "", None)
     lines += [
-        f"{indent}{accumulator} = {update}",
         f"{total} = new_array((), {dtype_expression(dtype)})",
         f"{total}[()] = {accumulator}",
     ]
@@ -128,7 +187,7 @@ def summed_loop(
 @numba_kernel.register
 def _elemwise(op: Elemwise, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     hoisted, body, scalars = element_body(op, node, module)
-    return hoisted + element_loop(node, body, scalars, op.destroy_map)
+    return hoisted + element_loop(node, body, scalars, op.destroy_map, module.parallel)
 
 
 def element_body(
@@ -148,7 +207,7 @@ def element_body(
 @numba_kernel.register
 def _fused(op: Fused, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     hoisted, body, scalars = _fused_body(op, node, module)
-    return hoisted + element_loop(node, body, scalars, op.destroy_map)
+    return hoisted + element_loop(node, body, scalars, op.destroy_map, module.parallel)
 
 
 def _fused_body(

@@ -40,9 +40,11 @@ class ModuleBuilder:
     """Accumulates helper functions for one generated module (a private, local builder:
     it never escapes code generation)."""
 
-    def __init__(self) -> None:
+    def __init__(self, parallel: bool = False) -> None:
         self.helpers: dict[str, str] = {}
         self.constants: dict[tuple[str, Constant], str] = {}
+        self.parallel = parallel
+        """Whether large element loops should run on all threads (`numba.prange`)."""
 
     def constant(self, constant: Constant, scope: str) -> str:
         """The argument name through which the compiled function receives `constant`

@@ -120,7 +120,7 @@ def test_safe_casts_are_accepted(
     reference = compiled(integer_x.astype(np.float64), a, rounded_t, unused)
     for result, wanted in zip(converted, reference):
         np.testing.assert_array_equal(result, wanted)
-    assert len(_compiled[compiled.graph.structure_digest].signatures) == 1
+    assert len(_compiled[compiled.graph.structure_digest, False].signatures) == 1
 
 
 @pytest.mark.parametrize(
@@ -212,7 +212,7 @@ def test_python_scalars_are_accepted_for_scalar_inputs() -> None:
     np.testing.assert_array_equal(compiled(2, np.arange(3.0)), [0.0, 2.0, 4.0])
     np.testing.assert_array_equal(compiled(0.5, [1, 2]), [0.5, 1.0])
     # Converted arguments match the signature compiled eagerly: no compile at call time.
-    assert len(_compiled[compiled.graph.structure_digest].signatures) == 1
+    assert len(_compiled[compiled.graph.structure_digest, False].signatures) == 1
 
 
 def test_unused_inputs_are_accepted_and_still_checked(
@@ -259,11 +259,11 @@ def test_pickle_round_trip_gives_the_same_results(
 def test_equal_graphs_share_one_compiled_dispatcher(single: CompiledFunction) -> None:
     """A graph built again from fresh inputs has the same digest: no second compile."""
     digest = single.graph.structure_digest
-    dispatcher = _compiled[digest]
+    dispatcher = _compiled[digest, False]
     x = pt.vector("x")
     again = function([x], pt.log(pt.exp(x) + 1), mode="none")
     assert again.graph.digest == single.graph.digest
-    assert _compiled[digest] is dispatcher
+    assert _compiled[digest, False] is dispatcher
     assert again.source == single.source
     np.testing.assert_array_equal(again(np.arange(3.0)), single(np.arange(3.0)))
 
@@ -278,7 +278,7 @@ def test_threads_compiling_one_graph_share_one_dispatcher() -> None:
     with ThreadPoolExecutor(max_workers=3) as pool:
         compiled = list(pool.map(compile_in_thread, range(3)))
     (digest,) = {one.graph.structure_digest for one in compiled}
-    dispatcher = _compiled[digest]
+    dispatcher = _compiled[digest, False]
     assert all(one._dispatcher is dispatcher for one in compiled)
     assert len(dispatcher.signatures) == 1
     for one in compiled:
@@ -297,7 +297,7 @@ def test_code_numba_cannot_type_fails_once_without_dropping_the_cache(
     forgotten: list[str] = []
     # The module, not the `function` that `numba_backend` exports under the same name.
     module = importlib.import_module("numba_backend.function")
-    monkeypatch.setattr(module, "generate", lambda _: GeneratedModule(broken, name, ()))
+    monkeypatch.setattr(module, "generate", lambda *_: GeneratedModule(broken, name, ()))
     monkeypatch.setattr(module, "forget_numba_cache", lambda digest, _: forgotten.append(digest))
     try:
         with pytest.raises(NumbaError):
@@ -305,7 +305,7 @@ def test_code_numba_cannot_type_fails_once_without_dropping_the_cache(
     finally:
         sys.modules.pop(name, None)  # the broken module must not serve a later compile
     assert forgotten == []
-    assert graph.structure_digest not in _compiled
+    assert (graph.structure_digest, False) not in _compiled
 
 
 def test_symbol_and_module_names_derive_from_the_digest(
@@ -318,7 +318,7 @@ def test_symbol_and_module_names_derive_from_the_digest(
         name = entry_name(compiled.graph)
         assert name == f"fgraph_{digest[:20]}"
         assert f"def {name}(" in compiled.source
-        dispatcher = _compiled[digest]
+        dispatcher = _compiled[digest, False]
         assert dispatcher.py_func.__name__ == name
         assert dispatcher.py_func.__module__ == name
         names.append(name)

@@ -1,0 +1,89 @@
+"""`function(..., parallel=True)`: large element loops run with `numba.prange`, small ones
+stay serial, and the values are those of the reference evaluator either way."""
+
+from __future__ import annotations
+
+import pickle
+from typing import Any
+
+import numpy as np
+import pytest
+
+import ops as pt
+from fgraph import Variable, evaluate
+from numba_backend import CompiledFunction, function
+from numba_backend.loops import CHUNKS, PARALLEL_MIN_SIZE
+
+Array = np.ndarray[Any, np.dtype[Any]]
+LARGE = PARALLEL_MIN_SIZE + 7  # not a multiple of the chunk count
+
+
+@pytest.fixture(scope="module")
+def compiled() -> tuple[CompiledFunction, list[Variable]]:
+    x, m, k = pt.vector("x"), pt.matrix("m"), pt.vector("k", dtype="int32")
+    row = pt.vector("row")
+    outputs = [
+        (pt.exp(-x) * pt.sin(3 * x) + pt.log1p(x * x)).sum(),  # summed element loop
+        pt.exp(m) * row[None, :] - 1,  # 2-d loop, broadcast row
+        (k * 3).sum(),  # integer sum: no reassociation
+        (m * 2).sum(axis=1),  # a reduction (serial) of an element loop
+    ]
+    return function([x, m, k, row], outputs, parallel=True), outputs
+
+
+def _inputs(size: int, columns: int) -> tuple[Array, ...]:
+    rng = np.random.default_rng(size)
+    return (
+        rng.uniform(0.0, 3.0, size),
+        rng.normal(size=(size // columns, columns)),
+        rng.integers(-1000, 1000, size).astype(np.int32),
+        rng.normal(size=columns),
+    )
+
+
+@pytest.mark.parametrize("size", [0, 1, 100, LARGE, 3 * CHUNKS * 1000 + 5])
+def test_parallel_matches_the_reference(
+    compiled: tuple[CompiledFunction, list[Variable]], size: int
+) -> None:
+    function_, outputs = compiled
+    values = _inputs(size, 31)
+    got = function_(*values)
+    wanted = evaluate(outputs, dict(zip(function_.inputs, values)))
+    for result, expected in zip(got, wanted):
+        assert result.dtype == expected.dtype
+        np.testing.assert_allclose(result, expected, rtol=1e-11, atol=1e-11)
+
+
+def test_parallel_loops_are_guarded_by_size(
+    compiled: tuple[CompiledFunction, list[Variable]],
+) -> None:
+    source = compiled[0].source
+    # Two summed loops (float and integer) and two 2-d loops (`exp(m) * row - 1`, and
+    # `m * 2` before its row sums, which are a reduction and stay serial).
+    assert source.count("numba.prange(") == 4
+    assert source.count(f">= {PARALLEL_MIN_SIZE}:") == 4
+    assert "parallel={'prange': True" in source
+
+
+def test_inplace_outputs_in_parallel() -> None:
+    x = pt.vector("x")
+    doubled = pt.exp(x) * 2
+    compiled = function([x], [doubled + 1, doubled.sum()], parallel=True)
+    values = np.linspace(-1.0, 1.0, LARGE)
+    kept = values.copy()
+    elements, total = compiled(values)
+    np.testing.assert_allclose(elements, np.exp(kept) * 2 + 1)
+    np.testing.assert_allclose(total, np.sum(np.exp(kept) * 2))
+    np.testing.assert_array_equal(values, kept)
+
+
+def test_serial_and_parallel_are_compiled_and_cached_apart() -> None:
+    x = pt.vector("x")
+    serial = function([x], pt.exp(x) + 1)
+    parallel = function([x], pt.exp(x) + 1, parallel=True)
+    assert "prange" not in serial.source and "prange" in parallel.source
+    assert serial.graph == parallel.graph
+    restored = pickle.loads(pickle.dumps(parallel))
+    assert restored.parallel and restored.source == parallel.source
+    values = np.linspace(0.0, 1.0, LARGE)
+    np.testing.assert_allclose(restored(values), np.exp(values) + 1)
