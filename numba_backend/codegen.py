@@ -13,7 +13,8 @@ import attrs
 from fgraph import Apply, Graph, Variable
 from fgraph.op import Array
 from fgraph.variable import Constant
-from numba_backend.loops import element_body, summed_loop
+from numba_backend.body import element_body
+from numba_backend.loops import summed_loop
 from numba_backend.registry import ModuleBuilder, NodeInfo, numba_kernel
 from ops.elemwise import Elemwise
 from ops.fused import Fused
@@ -68,12 +69,9 @@ def sum_while_computing(
     Sum's output."""
     if not isinstance(producer.op, (Elemwise, Fused)):
         raise TypeError(f"cannot sum while computing {producer.op}")
-    hoisted, body, scalars = element_body(producer.op, producer_info, module)
+    body = element_body(producer.op, producer_info, module)
     total_dtype = info.output_types[0].dtype
-    total = info.outputs[0]
-    return hoisted + summed_loop(
-        producer_info, body, scalars, total, total_dtype, module.parallel
-    )
+    return summed_loop(producer_info, body, module, info.outputs[0], total_dtype)
 
 
 def entry_name(graph: Graph, parallel: bool = False) -> str:

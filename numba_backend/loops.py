@@ -10,18 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
-
-from fgraph import Variable
-from fgraph.variable import Constant
+from numba_backend.body import ElementBody, element_body, element_position
 from numba_backend.reduction import REASSOCIABLE
 from numba_backend.registry import ModuleBuilder, NodeInfo, dtype_expression, numba_kernel
-from numba_backend.scalar import Operand, scalar_expression
+from numba_backend.split import Summation, should_split, split_loop
 from ops.elemwise import Elemwise
 from ops.fused import Fused
 
 
-def _lengths(node: NodeInfo) -> tuple[list[str], list[str]]:
+def loop_lengths(node: NodeInfo) -> tuple[list[str], list[str]]:
     """Per axis, the loop length's expression, and the lines computing and checking them:
     inputs broadcast only along static length-1 axes; others must match at run time."""
     prefix = node.prefix
@@ -64,17 +61,13 @@ def _loop_nest(
     the lines and the indentation of the loop body. `first_axis` replaces the header of
     axis 0 (to run it in parallel or over one chunk)."""
     prefix = node.prefix
-    rank = len(lengths)
     lines: list[str] = []
-    for axis in range(rank):
-        header = f"for {prefix}j{axis} in range({lengths[axis]}):"
+    for axis, length in enumerate(lengths):
+        header = f"for {prefix}j{axis} in range({length}):"
         lines.append(indent + (first_axis if axis == 0 and first_axis else header))
         indent += "    "
-    for k, (source, input_type) in enumerate(zip(node.inputs, node.input_types)):
-        position = ", ".join(
-            "0" if input_type.shape[axis] == 1 else f"{prefix}j{axis}" for axis in range(rank)
-        )
-        lines.append(f"{indent}{scalar_names[k]} = {source}[{position if rank else '()'}]")
+    for k, source in enumerate(node.inputs):
+        lines.append(f"{indent}{scalar_names[k]} = {source}[{element_position(node, k)}]")
     return lines, indent
 
 
@@ -84,18 +77,17 @@ def _size(lengths: Sequence[str]) -> str:
 
 def element_loop(
     node: NodeInfo,
-    body: Sequence[str],
-    scalar_names: Sequence[str],
+    body: ElementBody,
+    module: ModuleBuilder,
     destroy_map: Sequence[tuple[int, int]] = (),
-    parallel: bool = False,
 ) -> list[str]:
-    """Lines computing `node.outputs` elementwise. `body` reads the scalar of input k as
-    `scalar_names[k]` and assigns output k's scalar to `{prefix}y{k}`. An output in
-    `destroy_map` is written into its input's buffer: each element of every input is read
-    before the same element of any output is written, so this is safe. With `parallel`,
-    a large enough loop runs its first axis with `numba.prange`."""
+    """Lines computing `node.outputs` elementwise. An output in `destroy_map` is written
+    into its input's buffer: each element of every input is read before the same
+    element of any output is written, so this is safe. With `module.parallel`, a large
+    enough loop runs its first axis with `numba.prange`; a huge body is split into
+    helpers (`split`), serially."""
     prefix = node.prefix
-    lines, lengths = _lengths(node)
+    lines, lengths = loop_lengths(node)
     shape = "(" + "".join(f"{length}, " for length in lengths) + ")"
     reused = dict(destroy_map)
     for k, (output, output_type) in enumerate(zip(node.outputs, node.output_types)):
@@ -103,15 +95,18 @@ def element_loop(
             lines.append(f"{output} = {node.inputs[reused[k]]}")
         else:
             lines.append(f"{output} = new_array({shape}, {dtype_expression(output_type.dtype)})")
+    if should_split(body):
+        return lines + split_loop(node, body, lengths, module, None)
+    lines += body.hoisted()
     rank = len(lengths)
     target = ", ".join(f"{prefix}j{axis}" for axis in range(rank)) if rank else "()"
 
     def loop(indent: str, first_axis: str | None) -> list[str]:
-        nest, inner = _loop_nest(node, lengths, scalar_names, indent, first_axis)
-        stores = [f"{inner}{output}[{target}] = {prefix}y{k}" for k, output in enumerate(node.outputs)]
-        return nest + [inner + line for line in body] + stores
+        nest, inner = _loop_nest(node, lengths, body.scalars, indent, first_axis)
+        stores = [f"{inner}{out}[{target}] = {prefix}y{k}" for k, out in enumerate(node.outputs)]
+        return nest + [inner + line for line in body.lines(prefix)] + stores
 
-    if not (parallel and rank):
+    if not (module.parallel and rank):
         return lines + loop("", None)
     return [
         *lines,
@@ -123,20 +118,15 @@ def element_loop(
 
 
 def summed_loop(
-    node: NodeInfo,
-    body: Sequence[str],
-    scalar_names: Sequence[str],
-    total: str,
-    dtype: str,
-    parallel: bool = False,
+    node: NodeInfo, body: ElementBody, module: ModuleBuilder, total: str, dtype: str
 ) -> list[str]:
     """Lines adding up every element of `node`'s single output into a 0-d array `total`
     of `dtype`, in the same loop that computes them: no temporary array. A float sum
     is reassociable, so the loop vectorizes (`reduction.REASSOCIABLE`). With `parallel`,
     a large enough loop is cut into `CHUNKS` pieces along its first axis, added up on
-    all threads."""
+    all threads; a huge body is split into helpers (`split`), serially."""
     prefix = node.prefix
-    lines, lengths = _lengths(node)
+    lines, lengths = loop_lengths(node)
     value = f"{prefix}y0"
     element_dtype = node.output_types[0].dtype
     if element_dtype != "float64":  # numba widens small ints: wrap as the array store would
@@ -151,12 +141,17 @@ def summed_loop(
         return f"{accumulator} = {accumulator} + {term}"
 
     def loop(accumulator: str, indent: str, first_axis: str | None) -> list[str]:
-        nest, inner = _loop_nest(node, lengths, scalar_names, indent, first_axis)
-        return nest + [inner + line for line in body] + [inner + add(accumulator, value)]
+        nest, inner = _loop_nest(node, lengths, body.scalars, indent, first_axis)
+        statements = [inner + line for line in body.lines(prefix)]
+        return nest + statements + [inner + add(accumulator, value)]
 
     accumulator = f"{prefix}total"
     lines.append(f"{accumulator} = {zero}")
-    if parallel and lengths:
+    if should_split(body):
+        summation = Summation(accumulator, value, zero, add)
+        lines += split_loop(node, body, lengths, module, summation)
+    elif module.parallel and lengths:
+        lines += body.hoisted()
         piece, part, first = f"{prefix}c", f"{prefix}part", lengths[0]
         lines += [
             f"if {_size(lengths)} >= {PARALLEL_MIN_SIZE}:",
@@ -176,7 +171,7 @@ def summed_loop(
             *loop(accumulator, "    ", None),
         ]
     else:
-        lines += loop(accumulator, "", None)
+        lines += body.hoisted() + loop(accumulator, "", None)
     lines += [
         f"{total} = new_array((), {dtype_expression(dtype)})",
         f"{total}[()] = {accumulator}",
@@ -186,72 +181,9 @@ def summed_loop(
 
 @numba_kernel.register
 def _elemwise(op: Elemwise, node: NodeInfo, module: ModuleBuilder) -> list[str]:
-    hoisted, body, scalars = element_body(op, node, module)
-    return hoisted + element_loop(node, body, scalars, op.destroy_map, module.parallel)
-
-
-def element_body(
-    op: Elemwise | Fused, node: NodeInfo, module: ModuleBuilder
-) -> tuple[list[str], list[str], tuple[str, ...]]:
-    """What one element of an Elemwise or Fused node takes: lines to run before the loop,
-    the body computing `{prefix}y{k}` from the input scalars, and those scalars' names."""
-    if isinstance(op, Fused):
-        return _fused_body(op, node, module)
-    scalars = tuple(
-        Operand(f"{node.prefix}x{k}", t.dtype) for k, t in enumerate(node.input_types)
-    )
-    expression = scalar_expression(op.scalar_op, scalars, node.output_types[0].dtype)
-    return [], [f"{node.prefix}y0 = {expression}"], scalars
+    return element_loop(node, element_body(op, node, module), module, op.destroy_map)
 
 
 @numba_kernel.register
 def _fused(op: Fused, node: NodeInfo, module: ModuleBuilder) -> list[str]:
-    hoisted, body, scalars = _fused_body(op, node, module)
-    return hoisted + element_loop(node, body, scalars, op.destroy_map, module.parallel)
-
-
-def _fused_body(
-    op: Fused, node: NodeInfo, module: ModuleBuilder
-) -> tuple[list[str], list[str], tuple[str, ...]]:
-    """Inner constants are packed into one array argument per dtype and read before the
-    loop, so the source does not depend on their values, and a body with hundreds of
-    constants does not become a function with hundreds of arguments (numba's compile time
-    grows steeply with both). float64 statements over float64 operands need no cast."""
-    prefix = node.prefix
-    inner = op.inner_graph
-    scalars = tuple(
-        Operand(f"{prefix}x{k}", param.dtype) for k, param in enumerate(inner.inputs)
-    )
-    names: dict[Variable, Operand] = dict(zip(inner.inputs, scalars))
-    constants: dict[str, list[Constant]] = {}  # by dtype, packed into one array each
-
-    def name_of(variable: Variable) -> Operand:
-        found = names.get(variable)
-        if found is None:
-            if not isinstance(variable, Constant):
-                raise TypeError(f"Fused inner graph reads an unknown variable {variable!r}")
-            same_dtype = constants.setdefault(variable.dtype, [])
-            found = Operand(f"{prefix}s_{variable.dtype}_{len(same_dtype)}", variable.dtype)
-            names[variable] = found
-            same_dtype.append(variable)
-        return found
-
-    body: list[str] = []
-    for number, inner_node in enumerate(inner.nodes):
-        if not isinstance(inner_node.op, Elemwise):
-            raise TypeError(f"Fused inner node {inner_node.op} is not Elemwise")
-        arguments = tuple(name_of(variable) for variable in inner_node.inputs)
-        dtype = inner_node.output_types[0].dtype
-        expression = scalar_expression(inner_node.op.scalar_op, arguments, dtype)
-        if not (dtype == "float64" and all(a.dtype == "float64" for a in arguments)):
-            expression = f"{dtype_expression(dtype)}({expression})"  # numba may widen
-        body.append(f"{prefix}t{number} = {expression}")
-        names[inner_node.out] = Operand(f"{prefix}t{number}", dtype)
-    for k, output in enumerate(inner.outputs):
-        body.append(f"{prefix}y{k} = {name_of(output)}")
-    hoisted: list[str] = []
-    for dtype, group in constants.items():
-        values = Constant(np.array([c.data for c in group], dtype=dtype))
-        packed = module.constant(values, scope=prefix)
-        hoisted += [f"{prefix}s_{dtype}_{k} = {packed}[{k}]" for k in range(len(group))]
-    return hoisted, body, scalars
+    return element_loop(node, element_body(op, node, module), module, op.destroy_map)
