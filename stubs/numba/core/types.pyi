@@ -31,3 +31,5 @@ void: Type
 
 float64: Float
 int64: Type
+float32: Float
+int32: Type
