@@ -146,15 +146,9 @@ _IN_COMMON_DTYPE: tuple[tuple[type[ScalarOp], str], ...] = (
     (Invert, "np.invert({0})"),  # logical not on bools
     (Floor, "np.floor({0})"),
     (Ceil, "np.ceil({0})"),
-    (Exp, "np.exp({0})"),
     (Exp2, "np.exp2({0})"),
-    (Expm1, "np.expm1({0})"),
-    (Log, "np.log({0})"),
     (Log2, "np.log2({0})"),
     (Log10, "np.log10({0})"),
-    (Log1p, "np.log1p({0})"),
-    (Sin, "np.sin({0})"),
-    (Cos, "np.cos({0})"),
     (Tan, "np.tan({0})"),
     (ArcSin, "np.arcsin({0})"),
     (ArcCos, "np.arccos({0})"),
@@ -188,6 +182,28 @@ for _op_class, _template in _IN_COMMON_DTYPE:
     _register_template(_op_class, _template, in_common_dtype=True)
 for _op_class, _template in _AS_GIVEN:
     _register_template(_op_class, _template, in_common_dtype=False)
+
+
+VECTORIZED = {Exp: "exp", Expm1: "expm1", Log: "log", Log1p: "log1p", Sin: "sin", Cos: "cos"}
+"""Ops with a vectorizable `vecmath` version for float32 and float64 (NumPy's otherwise:
+complex operands)."""
+_VECMATH_SUFFIX = {"float64": "f64", "float32": "f32"}
+
+
+def _vecmath(function: str, x: str, dtype: str) -> str:
+    """`function` of `x` (already of `dtype`): vecmath's for float32/float64, whose
+    loops vectorize, else NumPy's."""
+    suffix = _VECMATH_SUFFIX.get(dtype)
+    return f"{function}_{suffix}({x})" if suffix else f"np.{function}({x})"
+
+
+def _elementary(op: ScalarOp, args: tuple[str, ...], out_dtype: str) -> str:
+    (x,) = _converted(args, out_dtype)
+    return _vecmath(VECTORIZED[type(op)], x, out_dtype)
+
+
+for _op_class in VECTORIZED:
+    scalar_expression.register(_op_class)(_elementary)
 
 
 @scalar_expression.register
@@ -230,7 +246,7 @@ def _sigmoid(op: Sigmoid, args: tuple[str, ...], out_dtype: str) -> str:
     """The op's stable form: with d = exp(-|x|), 1 / (1 + d) for x >= 0, else d / (1 + d)."""
     (x,) = _converted(args, out_dtype)
     (one,) = _converted(("1",), out_dtype)
-    decay = f"np.exp(-np.abs({x}))"
+    decay = _vecmath("exp", f"(-np.abs({x}))", out_dtype)
     return f"(({one} if {x} >= 0 else {decay}) / ({one} + {decay}))"
 
 
@@ -239,7 +255,8 @@ def _softplus(op: Softplus, args: tuple[str, ...], out_dtype: str) -> str:
     """The op's stable form: log1p(exp(-|x|)) + max(x, 0)."""
     (x,) = _converted(args, out_dtype)
     (zero,) = _converted(("0",), out_dtype)
-    return f"(np.log1p(np.exp(-np.abs({x}))) + np.maximum({x}, {zero}))"
+    decay = _vecmath("exp", f"(-np.abs({x}))", out_dtype)
+    return f"({_vecmath('log1p', decay, out_dtype)} + np.maximum({x}, {zero}))"
 
 
 @scalar_expression.register
