@@ -2,7 +2,7 @@
 
     sum(exp(-x) * sin(3x) + log1p(x * x) - sqrt(x) / (1 + x))    over x: 10**7 float64
 
-Peers: fgraph (`function(..., mode="fast_run")`), NumPy, a hand-written serial numba loop
+Peers: fgraph (`function(..., mode="fast_run")`, serial and with `parallel=True`), NumPy, a hand-written serial numba loop
 (the target a fused loop should reach), PyTensor's numba mode and JAX's jit (x64, input
 already on the device). Each runs once to compile and warm up, then `--repeats` timed
 runs; the script prints the median, its ratio to fgraph's median (above 1: slower than
@@ -32,13 +32,13 @@ from benchmarks.peers import Peer, Run, measure, report  # noqa: E402
 Array = np.ndarray[Any, np.dtype[np.float64]]
 
 
-def fgraph_peer(data: Array) -> Run:
+def fgraph_peer(data: Array, parallel: bool = False) -> Run:
     import ops as pt
     from numba_backend import function
 
     x = pt.vector("x")
     total = (pt.exp(-x) * pt.sin(3 * x) + pt.log1p(x * x) - pt.sqrt(x) / (1 + x)).sum()
-    compiled = function([x], total, mode="fast_run")
+    compiled = function([x], total, mode="fast_run", parallel=parallel)
     return lambda: compiled(data)
 
 
@@ -98,6 +98,7 @@ def main() -> None:
     data: Array = np.random.default_rng(0).uniform(0.0, 4.0, options.size)
     peers = [
         Peer("fgraph", lambda: fgraph_peer(data)),
+        Peer("fgraph parallel=True", lambda: fgraph_peer(data, parallel=True)),
         Peer("numpy", lambda: numpy_peer(data)),
         Peer("numba loop (serial)", lambda: numba_loop_peer(data)),
         Peer("pytensor numba", lambda: pytensor_peer(data)),

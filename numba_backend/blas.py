@@ -1,9 +1,10 @@
-"""Matrix products in compiled code: a numba intrinsic that calls BLAS `?gemm` directly.
+"""Matrix products in compiled code: a numba intrinsic that calls BLAS `?gemm` or `?gemv`
+directly.
 
 Why not `np.dot`: numba's `np.dot` costs about 0.6 s of compile time per distinct
 signature (its overload is typed and compiled like user code), and its first use imports
-`scipy.linalg` (0.2 s). Here a product is one intrinsic whose lowering is a single call
-to SciPy's Fortran BLAS (the `cython_blas` function pointers numba also uses), reached by
+`scipy.linalg` (0.2 s). Here a product is one intrinsic whose lowering calls SciPy's
+Fortran BLAS (the `cython_blas` function pointers numba also uses), reached by
 symbol name so that numba's on-disk cache stays valid across processes.
 
 `cython_blas` is loaded straight from its extension file, without running
@@ -15,11 +16,13 @@ imports the same module object.
 from __future__ import annotations
 
 import ctypes
+import functools
 import operator
 import importlib.machinery
 import importlib.util
 from pathlib import Path
 from types import ModuleType
+from collections.abc import Callable
 from typing import Any
 
 from llvmlite import binding, ir
@@ -50,7 +53,8 @@ def _cython_blas() -> ModuleType:
 
 
 def _register_symbols() -> None:
-    """Make `fgraph_<kind>gemm` resolvable by numba's JIT linker in this process."""
+    """Make `fgraph_<kind>gemm` and `fgraph_<kind>gemv` resolvable by numba's JIT linker
+    in this process."""
     capsules = _cython_blas().__pyx_capi__
     get_name = ctypes.pythonapi.PyCapsule_GetName
     get_name.restype = ctypes.c_char_p
@@ -59,9 +63,10 @@ def _register_symbols() -> None:
     get_pointer.restype = ctypes.c_void_p
     get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
     for kind in _KINDS.values():
-        capsule = capsules[f"{kind}gemm"]
-        address = get_pointer(capsule, get_name(capsule))
-        binding.add_symbol(f"fgraph_{kind}gemm", address)
+        for routine in ("gemm", "gemv"):
+            capsule = capsules[f"{kind}{routine}"]
+            address = get_pointer(capsule, get_name(capsule))
+            binding.add_symbol(f"fgraph_{kind}{routine}", address)
 
 
 _register_symbols()
@@ -69,6 +74,7 @@ _register_symbols()
 _VOID_P = ir.IntType(8).as_pointer()
 _INT = ir.IntType(32)
 _INT_MAX = 2**31 - 1
+_TRANSPOSE_OR_NOT = (ir.Constant(ir.IntType(8), ord("T")), ir.Constant(ir.IntType(8), ord("N")))
 
 
 def _matrix(array: Any) -> bool:
@@ -76,7 +82,7 @@ def _matrix(array: Any) -> bool:
 
 
 @intrinsic
-def gemm_into(typingctx: object, a: Any, b: Any, out: Any) -> Any:
+def matmul_into(typingctx: object, a: Any, b: Any, out: Any) -> Any:
     """`out[...] = a @ b` for 2-d arrays of one BLAS dtype, `out` C-ordered.
 
     BLAS reads an operand in place when one axis has unit stride and the other a stride
@@ -95,21 +101,41 @@ def gemm_into(typingctx: object, a: Any, b: Any, out: Any) -> Any:
         arrays = [context.make_array(t)(context, builder, v) for t, v in zip(operands, args)]
         rows, inner = cgutils.unpack_tuple(builder, arrays[0].shape, 2)
         columns = cgutils.unpack_tuple(builder, arrays[1].shape, 2)[1]
+        lengths = (rows, columns, inner)
         item = ir.Constant(rows.type, context.get_abi_sizeof(context.get_data_type(a.dtype)))
         views = [_blas_view(builder, array, item) for array in arrays[:2]]
         fits = builder.and_(views[0].usable, views[1].usable)
-        for length in (rows, columns, inner):
+        for length in lengths:
             fits = builder.and_(fits, _fits_int(builder, length))
-        zero = ir.Constant(rows.type, 0)
+        zero, one = ir.Constant(rows.type, 0), ir.Constant(rows.type, 1)
+
+        def vector_case(length: ir.Value, array: Any, axis: int) -> tuple[ir.Value, ir.Value]:
+            """Whether the product is matrix-vector: `length` is 1 and the other
+            operand's contracted axis is a BLAS vector; its increment. gemv leaves its
+            output alone when nothing is contracted, so that case is gemm's."""
+            stride = cgutils.unpack_tuple(builder, array.strides, 2)[axis]
+            usable, step = _increment(builder, stride, inner, item)
+            is_one = builder.icmp_signed("==", length, one)
+            case = builder.and_(builder.and_(usable, is_one), builder.icmp_signed(">", inner, zero))
+            return case, step
+
+        column, column_step = vector_case(columns, arrays[1], 0)
+        row, row_step = vector_case(rows, arrays[0], 1)
+        gemv = functools.partial(_call_gemv, context, builder, kind, a.dtype, out=arrays[2])
         empty = builder.or_(
             builder.icmp_signed("==", rows, zero), builder.icmp_signed("==", columns, zero)
         )
-        with builder.if_then(builder.not_(empty)):
-            with builder.if_else(fits) as (blas, loop):
-                with blas:
-                    _call_gemm(context, builder, kind, a.dtype, views, arrays, (rows, columns, inner))
-                with loop:
-                    _loop_product(context, builder, operands, arrays, (rows, columns, inner))
+        with builder.if_then(builder.not_(empty)), builder.if_else(fits) as (blas, loop):
+            with blas, builder.if_else(column) as (matrix_vector, other):
+                with matrix_vector:
+                    gemv(views[0], arrays[0], (arrays[1], column_step), (inner, rows), True)
+                with other, builder.if_else(row) as (vector_matrix, general):
+                    with vector_matrix:
+                        gemv(views[1], arrays[1], (arrays[0], row_step), (inner, columns), False)
+                    with general:
+                        _call_gemm(context, builder, kind, a.dtype, views, arrays, lengths)
+            with loop:
+                _loop_product(context, builder, operands, arrays, lengths)
         return context.get_dummy_value()
 
     return types.void(a, b, out), codegen
@@ -155,6 +181,20 @@ def _blas_view(builder: ir.IRBuilder, array: Any, item: ir.Value) -> _BlasView:
     )
 
 
+def _increment(
+    builder: ir.IRBuilder, stride: ir.Value, length: ir.Value, item: ir.Value
+) -> tuple[ir.Value, ir.Value]:
+    """Whether a vector with this byte stride is a BLAS vector (a positive whole number
+    of elements apart, or at most one element), and its increment if so."""
+    one = ir.Constant(length.type, 1)
+    short = builder.icmp_signed("<=", length, one)
+    whole = builder.icmp_signed("==", builder.srem(stride, item), ir.Constant(length.type, 0))
+    positive = builder.icmp_signed(">", stride, ir.Constant(length.type, 0))
+    step = builder.select(short, one, builder.sdiv(stride, item))
+    usable = builder.or_(short, builder.and_(whole, positive))
+    return builder.and_(usable, _fits_int(builder, step)), step
+
+
 def _fits_int(builder: ir.IRBuilder, length: ir.Value) -> ir.Value:
     return builder.icmp_signed("<=", length, ir.Constant(length.type, _INT_MAX))
 
@@ -172,18 +212,10 @@ def _call_gemm(
     already its transpose in BLAS's column-major view ('N'); one stored column-major
     is not ('T')."""
     rows, columns, inner = lengths
-
-    def slot(value: ir.Value) -> ir.Value:
-        return builder.bitcast(cgutils.alloca_once_value(builder, value), _VOID_P)
-
-    def count(length: ir.Value) -> ir.Value:
-        return slot(builder.trunc(length, _INT))
+    slot, count = _slots(context, builder)
 
     def flag(view: _BlasView) -> ir.Value:
-        letter = builder.select(
-            view.transposed, ir.Constant(ir.IntType(8), ord("T")), ir.Constant(ir.IntType(8), ord("N"))
-        )
-        return slot(letter)
+        return slot(builder.select(view.transposed, *_TRANSPOSE_OR_NOT))
 
     one = ir.Constant(rows.type, 1)
     data = [builder.bitcast(array.data, _VOID_P) for array in arrays]
@@ -207,6 +239,68 @@ def _call_gemm(
             count(builder.select(builder.icmp_signed(">", columns, one), columns, one)),
         ],
     )
+
+
+def _call_gemv(
+    context: Any,
+    builder: ir.IRBuilder,
+    kind: str,
+    dtype: Any,
+    view: _BlasView,
+    matrix: Any,
+    vector: tuple[Any, ir.Value],
+    lengths: tuple[ir.Value, ir.Value],
+    matrix_first: bool,
+    *,
+    out: Any,
+) -> None:
+    """A product with one side of length 1 as BLAS `?gemv` (OpenBLAS's gemm is several
+    times slower on an (n, 1) operand). `matrix_first`: out (m, 1) = matrix (m, k) @
+    column (k, 1), `lengths` = (k, m); otherwise out (1, n) = row (1, k) @ matrix
+    (k, n), `lengths` = (k, n). In BLAS's column-major view a row-major matrix is
+    its transpose, so the product needs 'T' exactly when the matrix comes first and
+    is row-major, or comes second and is column-major."""
+    first, second = lengths
+    slot, count = _slots(context, builder)
+    row_major = builder.not_(view.transposed)
+    transpose = row_major if matrix_first else view.transposed
+    # BLAS's matrix has shape (M, N): `lengths` when transposing, else reversed.
+    blas_rows = builder.select(transpose, first, second)
+    blas_columns = builder.select(transpose, second, first)
+    function_type = ir.FunctionType(ir.VoidType(), [_VOID_P] * 11)
+    gemv = cgutils.get_or_insert_function(builder.module, function_type, f"fgraph_{kind}gemv")
+    vector_array, step = vector
+    builder.call(
+        gemv,
+        [
+            slot(builder.select(transpose, *_TRANSPOSE_OR_NOT)),
+            count(blas_rows),
+            count(blas_columns),
+            slot(context.get_constant_generic(builder, dtype, 1)),
+            builder.bitcast(matrix.data, _VOID_P),
+            count(view.lead),
+            builder.bitcast(vector_array.data, _VOID_P),
+            count(step),
+            slot(context.get_constant_generic(builder, dtype, 0)),
+            builder.bitcast(out.data, _VOID_P),
+            count(ir.Constant(first.type, 1)),
+        ],
+    )
+
+
+def _slots(
+    context: Any, builder: ir.IRBuilder
+) -> tuple[Callable[[ir.Value], ir.Value], Callable[[ir.Value], ir.Value]]:
+    """Fortran passes every argument by pointer: `slot` stores a value on the stack and
+    gives its address, `count` does so for a length as a 32-bit integer."""
+
+    def slot(value: ir.Value) -> ir.Value:
+        return builder.bitcast(cgutils.alloca_once_value(builder, value), _VOID_P)
+
+    def count(length: ir.Value) -> ir.Value:
+        return slot(builder.trunc(length, _INT))
+
+    return slot, count
 
 
 def _loop_product(

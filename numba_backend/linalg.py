@@ -1,9 +1,11 @@
 """`MatMul` as a loop over the broadcast batch axes around one matrix product per batch.
 
-Float and complex products call BLAS `?gemm` through `blas.gemm_into`, one call per
-batch, on operands cast to the output dtype; BLAS reads them in place whatever their
-strides allow (a transposed `X.T` in a gradient, a column `w[:, None]`). Integer and bool products have no BLAS routine in numba, so they are
-written as explicit triple loops (integer sums wrap to the output dtype as NumPy's do).
+Float and complex products call BLAS (`?gemm`, or `?gemv` when one side has length 1)
+through `blas.matmul_into`, one call per batch, on operands cast to the output dtype;
+BLAS reads them in place whatever their strides allow (a transposed `X.T` in a
+gradient, a column `w[:, None]`). Integer and bool products have no BLAS routine in
+numba, so they are written as explicit triple loops (integer sums wrap to the output
+dtype as NumPy's do).
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ def _matmul(op: MatMul, node: NodeInfo, module: ModuleBuilder) -> list[str]:
                 f"{name}[{', '.join(batch)}]"
                 for name, batch in zip(operands, (x_batch, y_batch, out_batch))
             ]
-        return [*lines, f"{indent}gemm_into({', '.join(operands)})"]
+        return [*lines, f"{indent}matmul_into({', '.join(operands)})"]
     row, column, inner, total = (f"{prefix}{name}" for name in ("r", "c", "k", "s"))
     left = f"{x}[{', '.join([*x_batch, row, inner])}]"
     right = f"{y}[{', '.join([*y_batch, inner, column])}]"

@@ -9,6 +9,7 @@ is shared: each test works on its own copy of that cache folder.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -21,6 +22,7 @@ import pytest
 
 from fgraph import Graph
 from numba_backend.cache import cache_root, load_module, module_path
+from numba_backend import codegen
 from numba_backend.codegen import generate
 from tests.numba_backend.cache_worker import cache_test_graph
 
@@ -68,6 +70,17 @@ def test_loading_rewrites_a_differing_file_and_drops_its_numba_cache(
     assert path.read_text(encoding="utf-8") == "ANSWER = 42\n"
     assert not (path.parent / "__pycache__").exists()
     assert [file.name for file in path.parent.iterdir()] == [path.name]  # no temporary left
+
+
+def test_the_module_names_the_backend_version_it_was_generated_by() -> None:
+    """Compiled code holds what the backend's intrinsics lowered to, but numba's cache
+    follows only the module file: a changed backend must change every module's text
+    (which drops numba's cache on the next load)."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(codegen.__file__).parent.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    source = generate(Graph(*cache_test_graph())).source
+    assert f"# numba_backend {digest.hexdigest()[:16]}\n" in source
 
 
 @attrs.frozen

@@ -74,6 +74,13 @@ def _build() -> Batch:
     batch.case("strided operand", pt.matmul(strided[::2], batch.input((3, 2))))
     batched = batch.input((5, 3, 2), dtype="complex64")
     batch.case("transposed batch", pt.matmul(batched.transpose(0, 2, 1), batch.input((3, 4))))
+    # Matrix-vector products go to gemv: strided vectors, nothing contracted, complex.
+    batch.case("strided column", pt.matmul(batch.input((4, 3)), batch.input((6,))[::2]))
+    batch.case("strided row", pt.matmul(batch.input((6,))[::2], batch.input((3, 4)).T.T))
+    batch.case("row of transposed", pt.matmul(batch.input((3,)), batch.input((4, 3)).T))
+    batch.case("empty contraction", pt.matmul(batch.input((2, 0)), batch.input((0,))))
+    complex_vector = batch.input((3,), dtype="complex128")
+    batch.case("complex column", pt.matmul(batch.input((4, 3), dtype="complex128"), complex_vector))
     batch.case("int transposed", pt.matmul(batch.input((3, 4), dtype="int64").T,
                                            batch.input((3, 2), dtype="int64")))
     return batch
