@@ -6,8 +6,12 @@ timing the build of the graph, its compile and one call on small inputs (PyTenso
 numba mode compiles at the first call, so the call is included for everyone). Importing
 the library is done before the clock starts and reported separately.
 
-- fgraph cold: a new, empty `FGRAPH_CACHE_DIR`; warm: a second process on the same folder
-  (the generated module and numba's disk cache are reused).
+- fgraph cold: a new, empty `FGRAPH_CACHE_DIR` and `NUMBA_CACHE_DIR` (nothing cached,
+  not even the library's own numba functions such as `vecmath`, as after installing);
+  warm: a second process on the same folders (the generated module and numba's disk
+  cache are reused); new graph: a third process with an empty `FGRAPH_CACHE_DIR` but
+  the library's numba cache kept: a graph never compiled before, on a machine where
+  fgraph has run before (the usual case).
 - PyTensor cold: a new, empty `base_compiledir` (`PYTENSOR_FLAGS=base_compiledir=...`; its
   numba cache lives there too, not in `compiledir`); warm: a second process on the same
   folder.
@@ -126,12 +130,19 @@ def main() -> None:
     for graph in options.graphs:
         print(f"\n{graph}:")
         with tempfile.TemporaryDirectory() as folder:
-            fgraph_environment = {"FGRAPH_CACHE_DIR": str(Path(folder) / "fgraph")}
+            fgraph_environment = {
+                "FGRAPH_CACHE_DIR": str(Path(folder) / "fgraph"),
+                "NUMBA_CACHE_DIR": str(Path(folder) / "numba"),
+            }
+            new_graph_environment = {
+                **fgraph_environment, "FGRAPH_CACHE_DIR": str(Path(folder) / "fgraph-new")
+            }
             pytensor_folder = Path(folder) / "pytensor"
             pytensor_environment = {"PYTENSOR_FLAGS": f"base_compiledir={pytensor_folder}"}
             runs = [
                 ("fgraph cold", "fgraph", fgraph_environment),
                 ("fgraph warm", "fgraph", fgraph_environment),
+                ("fgraph new graph", "fgraph", new_graph_environment),
                 ("pytensor numba cold", "pytensor", pytensor_environment),
                 ("pytensor numba warm", "pytensor", pytensor_environment),
                 ("jax jit (new process)", "jax", {}),
