@@ -97,6 +97,7 @@ def function(
 
 
 def _from_optimized(graph: Graph, single_output: bool, parallel: bool) -> CompiledFunction:
+    _check_compilable_dtypes(graph)
     generated = generate(graph, parallel)  # cheap; its constants are this graph's own
     dispatcher = _compile(graph, generated, parallel)
     return CompiledFunction(
@@ -108,6 +109,18 @@ def _from_optimized(graph: Graph, single_output: bool, parallel: bool) -> Compil
         dispatcher,
         generated.constants,
     )
+
+
+def _check_compilable_dtypes(graph: Graph) -> None:
+    """numba has no float16 arithmetic on the CPU: say so, naming the variable, rather
+    than let numba fail with a bare `NotImplementedError: float16`."""
+    variables = [*graph.inputs, *(out for node in graph.nodes for out in node.outputs)]
+    for variable in variables:
+        if variable.dtype == "float16":
+            raise TypeError(
+                f"numba cannot compile float16 on the CPU: {display_name(variable)} has "
+                f"type {variable.type}; use float32 (evaluate() handles float16)"
+            )
 
 
 def _compile(graph: Graph, generated: GeneratedModule, parallel: bool) -> numba.Dispatcher:

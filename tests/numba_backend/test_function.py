@@ -336,3 +336,12 @@ def test_graphs_differing_only_in_constants_share_compiled_code() -> None:
     assert by_two._dispatcher is by_three._dispatcher
     np.testing.assert_allclose(by_two(np.ones(2)), [2.0, 2.0])
     np.testing.assert_allclose(by_three(np.ones(2)), [3.0, 3.0])
+
+
+def test_float16_is_refused_with_a_clear_error() -> None:
+    x = pt.vector("half", dtype="float16")
+    with pytest.raises(TypeError, match=r"float16 on the CPU: half has type float16\(\?,\)"):
+        function([x], x * 2)
+    y = pt.vector("y", dtype="float32")
+    with pytest.raises(TypeError, match="float16 on the CPU"):
+        function([y], pt.cast(y, "float16") + 1)
