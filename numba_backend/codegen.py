@@ -18,6 +18,7 @@ from fgraph.op import Array
 from fgraph.variable import Constant
 from numba_backend.body import element_body
 from numba_backend.loops import summed_loop
+from numba_backend import split
 from numba_backend.registry import ModuleBuilder, NodeInfo, numba_kernel
 from ops.elemwise import Elemwise
 from ops.fused import Fused
@@ -62,14 +63,20 @@ class GeneratedModule:
 
 
 def summed_producers(graph: Graph) -> dict[Apply, Apply]:
-    """Full `Sum`s whose input is the only output of an Elemwise or Fused node that nothing
-    else reads: each such pair becomes one loop, so the summed array never exists."""
+    """`Sum`s over trailing axes (all axes included) whose input is the only output of an
+    Elemwise or Fused node that nothing else reads: each such pair becomes one loop, so
+    the summed array never exists. A body large enough to be split is summed fully or
+    not at all."""
     pairs: dict[Apply, Apply] = {}
     outputs = set(graph.outputs)
     for node in graph.nodes:
-        if not isinstance(node.op, Sum) or len(node.op.axes) != node.inputs[0].ndim:
+        if not isinstance(node.op, Sum) or not _trailing(node.op.axes, node.inputs[0].ndim):
             continue
         producer = node.inputs[0].owner
+        partial = len(node.op.axes) != node.inputs[0].ndim
+        if partial and producer is not None and isinstance(producer.op, Fused):
+            if len(producer.op.inner_graph.nodes) > split.SPLIT_ABOVE:
+                continue
         if (
             producer is not None
             and isinstance(producer.op, (Elemwise, Fused))
@@ -82,6 +89,10 @@ def summed_producers(graph: Graph) -> dict[Apply, Apply]:
     return pairs
 
 
+def _trailing(axes: tuple[int, ...], ndim: int) -> bool:
+    return bool(axes) and axes == tuple(range(ndim - len(axes), ndim))
+
+
 def sum_while_computing(
     producer: Apply, producer_info: NodeInfo, info: NodeInfo, module: ModuleBuilder
 ) -> list[str]:
@@ -90,8 +101,8 @@ def sum_while_computing(
     if not isinstance(producer.op, (Elemwise, Fused)):
         raise TypeError(f"cannot sum while computing {producer.op}")
     body = element_body(producer.op, producer_info, module)
-    total_dtype = info.output_types[0].dtype
-    return summed_loop(producer_info, body, module, info.outputs[0], total_dtype)
+    total_type = info.output_types[0]
+    return summed_loop(producer_info, body, module, info.outputs[0], total_type)
 
 
 def entry_name(graph: Graph, parallel: bool = False) -> str:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from fgraph import TensorType
+
 from numba_backend.body import ElementBody, element_body, element_position
 from numba_backend.reduction import REASSOCIABLE
 from numba_backend.registry import ModuleBuilder, NodeInfo, dtype_expression, numba_kernel
@@ -56,13 +58,15 @@ def _loop_nest(
     scalar_names: Sequence[str],
     indent: str = "",
     first_axis: str | None = None,
+    start: int = 0,
 ) -> tuple[list[str], str]:
-    """`for` headers over every element and the loads of each input's scalar; returns
-    the lines and the indentation of the loop body. `first_axis` replaces the header of
-    axis 0 (to run it in parallel or over one chunk)."""
+    """`for` headers over the axes from `start` on (`lengths` are theirs; the loops of
+    earlier axes enclose these) and the loads of each input's scalar; returns the lines
+    and the indentation of the loop body. `first_axis` replaces the header of axis 0
+    (to run it in parallel or over one chunk)."""
     prefix = node.prefix
     lines: list[str] = []
-    for axis, length in enumerate(lengths):
+    for axis, length in enumerate(lengths, start):
         header = f"for {prefix}j{axis} in range({length}):"
         lines.append(indent + (first_axis if axis == 0 and first_axis else header))
         indent += "    "
@@ -118,65 +122,135 @@ def element_loop(
 
 
 def summed_loop(
-    node: NodeInfo, body: ElementBody, module: ModuleBuilder, total: str, dtype: str
+    node: NodeInfo, body: ElementBody, module: ModuleBuilder, total: str, total_type: TensorType
 ) -> list[str]:
-    """Lines adding up every element of `node`'s single output into a 0-d array `total`
-    of `dtype`, in the same loop that computes them: no temporary array. A float sum
-    is reassociable, so the loop vectorizes (`reduction.REASSOCIABLE`). With `parallel`,
-    a large enough loop is cut into `CHUNKS` pieces along its first axis, added up on
-    all threads; a huge body is split into helpers (`split`), serially."""
-    prefix = node.prefix
+    """Lines adding up the elements of `node`'s single output over its trailing axes
+    into `total` (of `total_type`, whose rank is the number of leading axes kept), in
+    the same loop that computes them: no temporary array. A float sum is reassociable,
+    so the loop vectorizes (`reduction.REASSOCIABLE`)."""
     lines, lengths = loop_lengths(node)
-    value = f"{prefix}y0"
+    summing = _summation(node, total_type.dtype)
+    if total_type.ndim:
+        return lines + body.hoisted() + _partial_sums(node, body, lengths, summing, total, total_type, module)
+    return lines + _full_sum(node, body, lengths, summing, total, total_type.dtype, module)
+
+
+def _summation(node: NodeInfo, dtype: str) -> Summation:
+    """How an element is added up in `dtype`: converted as an array store would be
+    (numba widens small integers), through `assoc_add` for floats."""
+    value = f"{node.prefix}y0"
     element_dtype = node.output_types[0].dtype
-    if element_dtype != "float64":  # numba widens small ints: wrap as the array store would
+    if element_dtype != "float64":
         value = f"{dtype_expression(element_dtype)}({value})"
     if element_dtype != dtype:
         value = f"{dtype_expression(dtype)}({value})"
-    zero = f"{dtype_expression(dtype)}(0)"
 
     def add(accumulator: str, term: str) -> str:
         if dtype in REASSOCIABLE:
             return f"{accumulator} = assoc_add({accumulator}, {term})"
         return f"{accumulator} = {accumulator} + {term}"
 
-    def loop(accumulator: str, indent: str, first_axis: str | None) -> list[str]:
-        nest, inner = _loop_nest(node, lengths, body.scalars, indent, first_axis)
-        statements = [inner + line for line in body.lines(prefix)]
-        return nest + statements + [inner + add(accumulator, value)]
+    return Summation(f"{node.prefix}total", value, f"{dtype_expression(dtype)}(0)", add)
 
-    accumulator = f"{prefix}total"
-    lines.append(f"{accumulator} = {zero}")
+
+def _summing_loop(
+    node: NodeInfo,
+    body: ElementBody,
+    lengths: Sequence[str],
+    summing: Summation,
+    accumulator: str,
+    indent: str,
+    first_axis: str | None = None,
+) -> list[str]:
+    """The loop nest over `lengths` computing each element and adding it to
+    `accumulator`."""
+    nest, inner = _loop_nest(node, lengths, body.scalars, indent, first_axis)
+    statements = [inner + line for line in body.lines(node.prefix)]
+    return nest + statements + [inner + summing.add(accumulator, summing.value)]
+
+
+def _full_sum(
+    node: NodeInfo,
+    body: ElementBody,
+    lengths: Sequence[str],
+    summing: Summation,
+    total: str,
+    dtype: str,
+    module: ModuleBuilder,
+) -> list[str]:
+    """Every element into a 0-d `total`. With `module.parallel`, a large enough loop is
+    cut into `CHUNKS` pieces along its first axis, added up on all threads; a huge body
+    is split into helpers (`split`), serially."""
+    prefix = node.prefix
+    accumulator, zero = summing.accumulator, summing.zero
+    lines = [f"{accumulator} = {zero}"]
     if should_split(body):
-        summation = Summation(accumulator, value, zero, add)
-        lines += split_loop(node, body, lengths, module, summation)
+        lines += split_loop(node, body, lengths, module, summing)
     elif module.parallel and lengths:
-        lines += body.hoisted()
         piece, part, first = f"{prefix}c", f"{prefix}part", lengths[0]
+        chunk = f"for {prefix}j0 in range({piece} * {first} // {CHUNKS}, "
+        chunk += f"({piece} + 1) * {first} // {CHUNKS}):"
         lines += [
+            *body.hoisted(),
             f"if {_size(lengths)} >= {PARALLEL_MIN_SIZE}:",
             f"    {prefix}parts = new_array({CHUNKS}, {dtype_expression(dtype)})",
             f"    for {piece} in numba.prange({CHUNKS}):",
             f"        {part} = {zero}",
-            *loop(
-                part,
-                "        ",
-                f"for {prefix}j0 in range({piece} * {first} // {CHUNKS}, "
-                f"({piece} + 1) * {first} // {CHUNKS}):",
-            ),
+            *_summing_loop(node, body, lengths, summing, part, "        ", chunk),
             f"        {prefix}parts[{piece}] = {part}",
             f"    for {piece} in range({CHUNKS}):",
-            f"        {add(accumulator, f'{prefix}parts[{piece}]')}",
+            f"        {summing.add(accumulator, f'{prefix}parts[{piece}]')}",
             "else:",
-            *loop(accumulator, "    ", None),
+            *_summing_loop(node, body, lengths, summing, accumulator, "    "),
         ]
     else:
-        lines += body.hoisted() + loop(accumulator, "", None)
-    lines += [
+        lines += body.hoisted() + _summing_loop(node, body, lengths, summing, accumulator, "")
+    return lines + [
         f"{total} = new_array((), {dtype_expression(dtype)})",
         f"{total}[()] = {accumulator}",
     ]
-    return lines
+
+
+def _partial_sums(
+    node: NodeInfo,
+    body: ElementBody,
+    lengths: Sequence[str],
+    summing: Summation,
+    total: str,
+    total_type: TensorType,
+    module: ModuleBuilder,
+) -> list[str]:
+    """Each group of trailing elements into its element of `total`: the kept axes
+    outside, one accumulator per group. With `module.parallel`, a large enough loop
+    runs its first (kept) axis with `numba.prange`."""
+    prefix = node.prefix
+    kept = total_type.ndim
+    shape = "(" + "".join(f"{length}, " for length in lengths[:kept]) + ")"
+    target = ", ".join(f"{prefix}j{axis}" for axis in range(kept))
+    accumulator = summing.accumulator
+
+    def loop(indent: str, first_axis: str | None) -> list[str]:
+        lines: list[str] = []
+        for axis in range(kept):
+            header = f"for {prefix}j{axis} in range({lengths[axis]}):"
+            lines.append(indent + (first_axis if axis == 0 and first_axis else header))
+            indent += "    "
+        lines.append(f"{indent}{accumulator} = {summing.zero}")
+        nest, inner = _loop_nest(node, lengths[kept:], body.scalars, indent, None, kept)
+        statements = [inner + line for line in body.lines(prefix)]
+        lines += nest + statements + [inner + summing.add(accumulator, summing.value)]
+        return lines + [f"{indent}{total}[{target}] = {accumulator}"]
+
+    lines = [f"{total} = new_array({shape}, {dtype_expression(total_type.dtype)})"]
+    if not module.parallel:
+        return lines + loop("", None)
+    return [
+        *lines,
+        f"if {_size(lengths)} >= {PARALLEL_MIN_SIZE}:",
+        *loop("    ", f"for {prefix}j0 in numba.prange({lengths[0]}):"),
+        "else:",
+        *loop("    ", None),
+    ]
 
 
 @numba_kernel.register
