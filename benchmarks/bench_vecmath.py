@@ -11,15 +11,19 @@ block in its LLVM IR; for libm loops that only means the calls were replicated p
 lane, still one scalar call per element). Then sum reductions `total += f(a[i])`, which
 LLVM keeps in order (no vectorization), and the same with the addition marked
 reassociable (`intrinsics.assoc_add`); then sin_f64's large-argument handling against
-two alternatives; last, the first-call compile time of a loop over exp_f64 / sin_f64 in
-a fresh process with numba's cache of vecmath cold and warm, against math.exp.
+two alternatives; last, compile time: per function, the first call of a map loop in a
+fresh process on a new, empty NUMBA_CACHE_DIR (cold) and in a second process on the
+same folder (warm), above numba's start-up (the compile of `x + 1`, reported apart),
+against the same loop over math.exp. `--compile` runs only that part.
 
     python benchmarks/bench_vecmath.py [--size 10000000] [--repeats 7] [--only exp,sin]
+        [--compile] [--compile-repeats 3]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import subprocess
@@ -32,6 +36,7 @@ from typing import Any
 
 import numba
 import numpy as np
+from numba.core import types
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
@@ -145,22 +150,23 @@ def bench_sums(names: list[str], size: int, repeats: int) -> None:
         )
 
 
-@numba.njit(error_model="numpy", forceinline=True)
-def _sin_cody_waite(x: float) -> float:
+def _sin_cody_waite_body(x: vecmath._V) -> vecmath._V:
     """sin_f64 without the Payne-Hanek path: wrong for |x| >= TRIG_LIMIT."""
-    rh, rl, q = vecmath._reduce_pio2(x)
-    s = vecmath._kernel_sin(rh, rl)
-    c = vecmath._kernel_cos(rh, rl)
-    y = s if (q & 1) == 0 else c
-    return y if (q & 2) == 0 else -y
+    rh, rl, q = vecmath._cody_waite(x)
+    s, c = vecmath._kernels(rh, rl)
+    return vecmath._quadrant(s, c, q)
 
 
-@numba.njit(error_model="numpy", forceinline=True)
+_sin_cody_waite = vecmath._elementwise(_sin_cody_waite_body, types.float64, "sin_cody_waite")
+
+
+@numba.njit(error_model="numpy")
 def _sin_libm_beyond(x: float) -> float:
     """sin_f64 with libm's sin, in a branch, instead of the Payne-Hanek path."""
     if not abs(x) < vecmath.TRIG_LIMIT:
         return math.sin(x)
-    return _sin_cody_waite(x)
+    y: float = _sin_cody_waite(x)
+    return y
 
 
 def bench_trig_reduction(size: int, repeats: int) -> None:
@@ -181,43 +187,66 @@ def bench_trig_reduction(size: int, repeats: int) -> None:
 
 
 COMPILE_SCRIPT = """
-import math, sys, time
+import json, math, sys, time
 t0 = time.perf_counter()
 import numba, numpy as np
 sys.path.insert(0, {root!r})
 from numba_backend import vecmath
 t1 = time.perf_counter()
+numba.njit(lambda x: x + 1)(1.0)
+t2 = time.perf_counter()
 f = {func}
 @numba.njit(error_model="numpy")
 def loop(a, out):
     for i in range(a.size):
         out[i] = f(a[i])
-a = np.ones(8)
+a = np.ones(8, dtype=np.{dtype})
 loop(a, np.empty_like(a))
-print(f"{{t1 - t0:.3f}} {{time.perf_counter() - t1:.3f}}")
+t3 = time.perf_counter()
+print(json.dumps([t1 - t0, t2 - t1, t3 - t2]))
 """
 
 
-def compile_seconds(func: str, cache_dir: str) -> tuple[float, float]:
+def compile_seconds(func: str, dtype: str, cache_dir: str) -> tuple[float, float, float]:
+    """(import, numba start-up, first call of the map loop) seconds in a new process
+    whose numba cache is `cache_dir`; the start-up is the compile of `x + 1`."""
     env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir)
-    code = COMPILE_SCRIPT.format(root=str(REPO_ROOT), func=func)
+    code = COMPILE_SCRIPT.format(root=str(REPO_ROOT), func=func, dtype=dtype)
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    imports, first_call = result.stdout.split()
-    return float(imports), float(first_call)
+    imports, startup, first_call = json.loads(result.stdout)
+    return float(imports), float(startup), float(first_call)
 
 
-def bench_compile() -> None:
-    print("\nfresh process: import seconds, first call of a map loop seconds")
-    with tempfile.TemporaryDirectory() as cache_dir:
-        for label, func in (
-            ("math.exp", "math.exp"),
-            ("exp_f64, cold cache", "vecmath.exp_f64"),
-            ("exp_f64, warm cache", "vecmath.exp_f64"),
-            ("sin_f64, cold cache", "vecmath.sin_f64"),
-            ("sin_f64, warm cache", "vecmath.sin_f64"),
-        ):
-            imports, first_call = compile_seconds(func, cache_dir)
-            print(f"{label:<22} import {imports:6.3f}  first call {first_call:6.3f}")
+def bench_compile(names: list[str], repeats: int) -> None:
+    """Per function: a new process on a new, empty NUMBA_CACHE_DIR (cold: anything the
+    loop calls with numba's `cache=True` is compiled and written there), then a second
+    process on the same folder (warm: loaded from it). vecmath's functions are
+    intrinsics, with nothing cached of their own, so both should be alike. Each process
+    first compiles `x + 1` (numba's start-up, reported apart), then times the first
+    call of `out[i] = f(a[i])` on 8 elements. Medians over `repeats` cache folders; the
+    map loop's own compile is in both columns (the math.exp row shows it alone)."""
+    print(f"\ncompile seconds above numba start-up, fresh processes, median of {repeats}")
+    print(f"{'function':<12}{'cold':>8}{'warm':>8}{'start-up':>10}{'import':>8}")
+    rows = [("math.exp", "math.exp", "float64")] + [
+        (f"{name}_{suffix}", f"vecmath.{name}_{suffix}", dtype)
+        for name in names
+        for suffix, dtype in (("f64", "float64"), ("f32", "float32"))
+    ]
+    for label, func, dtype in rows:
+        cold, warm, startup, imports = [], [], [], []
+        for _ in range(repeats):
+            with tempfile.TemporaryDirectory() as cache_dir:
+                i, s, c = compile_seconds(func, dtype, cache_dir)
+                _, s2, w = compile_seconds(func, dtype, cache_dir)
+            cold.append(c)
+            warm.append(w)
+            imports.append(i)
+            startup += [s, s2]
+        print(
+            f"{label:<12}{np.median(cold):8.3f}{np.median(warm):8.3f}"
+            f"{np.median(startup):10.3f}{np.median(imports):8.3f}",
+            flush=True,
+        )
 
 
 def main() -> None:
@@ -225,12 +254,15 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=10_000_000)
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--only", default=",".join(LIBM), help="comma-separated function names")
+    parser.add_argument("--compile", action="store_true", help="only the compile-time measurement")
+    parser.add_argument("--compile-repeats", type=int, default=3)
     args = parser.parse_args()
     names = args.only.split(",")
-    bench_maps(names, args.size, args.repeats)
-    bench_sums(names, args.size, args.repeats)
-    bench_trig_reduction(args.size, args.repeats)
-    bench_compile()
+    if not args.compile:
+        bench_maps(names, args.size, args.repeats)
+        bench_sums(names, args.size, args.repeats)
+        bench_trig_reduction(args.size, args.repeats)
+    bench_compile(names, args.compile_repeats)
 
 
 if __name__ == "__main__":

@@ -179,3 +179,23 @@ def test_loop_vectorizes(name: str, dtype: type[np.floating[Any]]) -> None:
     apply(name, np.ones(4, dtype=dtype))
     loop = _loops[(name, suffix(dtype))]
     assert any("vector.body" in ir for ir in loop.inspect_llvm().values())
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=suffix)
+@pytest.mark.parametrize("name", NAMES)
+def test_scalar_code_matches_the_loop(name: str, dtype: type[np.floating[Any]]) -> None:
+    """Outside a vectorized loop (scalar code, where sin and cos branch between their two
+    reductions instead of computing both), results are bitwise those of the loop."""
+    with np.errstate(over="ignore"):
+        a = np.concatenate([np.array(SPECIAL + HARD_TRIG, dtype=dtype), samples(name, dtype)[::400]])
+    f = getattr(vecmath, f"{name}_{suffix(dtype)}")
+    scalar = numba.njit(error_model="numpy")(lambda x: f(x))
+    got = np.array([scalar(x) for x in a], dtype=dtype)
+    np.testing.assert_array_equal(got, apply(name, a))
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(apply(name, a)))
+
+
+def test_not_callable_from_python() -> None:
+    """The functions are intrinsics, for jitted code only: a clear error from Python."""
+    with pytest.raises(NotImplementedError):
+        vecmath.exp_f64(1.0)
