@@ -1,5 +1,8 @@
 """DimShuffle as a view: index dropped axes with 0, permute, insert new axes with None.
 
+A view that only drops or inserts length-1 axes keeps its source's memory order, which
+`intrinsics.with_layout_of` tells numba (it would type it as arbitrarily strided).
+
 Permutations avoid numba's `ndarray.transpose(axes)`, whose compilation alone takes about
 10 s: a full reversal is `.T`, any other permutation an `as_strided` view (both well
 under a second).
@@ -42,6 +45,8 @@ def _dimshuffle(op: DimShuffle, node: NodeInfo, module: ModuleBuilder) -> list[s
         )
     if len(kept) < len(op.order):  # insert new axes
         expression += _index("None" if axis is None else ":" for axis in op.order)
+    if permutation == tuple(range(len(kept))) and expression != source:
+        expression = f"with_layout_of({expression}, {source})"  # still C (or F) ordered
     return [*lines, f"{output} = {expression}"]
 
 

@@ -56,11 +56,31 @@ def _subtensor(op: Subtensor, node: NodeInfo, module: ModuleBuilder) -> list[str
     (output,) = node.outputs
     if not op.idx_list:
         return [f"{output} = {source}"]
-    checks, index = basic_index(source, op.idx_list, tuple(values), node.input_types[0].shape)
+    static = node.input_types[0].shape
+    checks, index = basic_index(source, op.idx_list, tuple(values), static)
     if node.output_types[0].ndim:
-        return [*checks, f"{output} = {source}{index}"]
+        view = f"{source}{index}"
+        if _keeps_memory_order(op.idx_list, static):
+            view = f"with_layout_of({view}, {source})"
+        return [*checks, f"{output} = {view}"]
     dtype = dtype_expression(node.output_types[0].dtype)
     return [*checks, f"{output} = new_array((), {dtype})", f"{output}[()] = {source}{index}"]
+
+
+def _keeps_memory_order(entries: tuple[Entry, ...], static: tuple[int | None, ...]) -> bool:
+    """Whether the view only drops axes of static length 1, inserts new axes and keeps
+    every other axis whole: then it is C (Fortran) ordered when its source is, which
+    numba does not see (it types such views as arbitrarily strided)."""
+    axis = 0
+    for entry in entries:
+        if isinstance(entry, NewAxis):
+            continue
+        whole = isinstance(entry, Slice) and entry.parts == (None, None, None)
+        dropped_unit = isinstance(entry, int) and static[axis] == 1
+        if not (whole or dropped_unit):
+            return False
+        axis += 1
+    return True
 
 
 @numba_kernel.register

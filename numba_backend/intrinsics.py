@@ -15,6 +15,7 @@ from typing import Any
 
 from llvmlite import ir
 from numba.core import types
+from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic
 from numba.np.arrayobj import _empty_nd_impl, _parse_shape
 
@@ -70,3 +71,20 @@ def new_array(typingctx: object, shape: Any, dtype: Any) -> Any:
         return _empty_nd_impl(context, builder, array_type, lengths)._getvalue()
 
     return array_type(shape, dtype), codegen
+
+
+@intrinsic
+def with_layout_of(typingctx: object, view: Any, source: Any) -> Any:
+    """`view` typed with `source`'s memory order (C or Fortran), for views that differ
+    from their source only by dropped or inserted length-1 axes, which keep its order.
+    numba types `x[:, 0]` and `x[:, None]` as arbitrarily strided ('A'), so an element
+    loop reading them loses vectorization (0.75 ms of the logistic benchmark's 1.8)."""
+    arrays = isinstance(view, types.Array) and isinstance(source, types.Array)
+    if not arrays:
+        return None
+    result = view.copy(layout=source.layout) if source.layout in ("C", "F") else view
+
+    def codegen(context: Any, builder: ir.IRBuilder, signature: Any, args: Any) -> Any:
+        return impl_ret_borrowed(context, builder, result, args[0])
+
+    return result(view, source), codegen
