@@ -249,29 +249,34 @@ class _V:
     def _is_float(self) -> bool:
         return isinstance(self.v.type, (ir.DoubleType, ir.FloatType))
 
+    def _arithmetic(
+        self,
+        o: _V | float,
+        on_floats: Callable[[ir.Value, ir.Value], ir.Value],
+        on_integers: Callable[[ir.Value, ir.Value], ir.Value],
+        reflected: bool = False,
+    ) -> _V:
+        operation = on_floats if self._is_float() else on_integers
+        left, right = (self._o(o), self.v) if reflected else (self.v, self._o(o))
+        return _V(self.b, operation(left, right))
+
     def __add__(self, o: _V | float) -> _V:
-        op = self.b.fadd if self._is_float() else self.b.add
-        return _V(self.b, op(self.v, self._o(o)))
+        return self._arithmetic(o, self.b.fadd, self.b.add)
 
     def __radd__(self, o: float) -> _V:
-        op = self.b.fadd if self._is_float() else self.b.add
-        return _V(self.b, op(self._o(o), self.v))
+        return self._arithmetic(o, self.b.fadd, self.b.add, reflected=True)
 
     def __sub__(self, o: _V | float) -> _V:
-        op = self.b.fsub if self._is_float() else self.b.sub
-        return _V(self.b, op(self.v, self._o(o)))
+        return self._arithmetic(o, self.b.fsub, self.b.sub)
 
     def __rsub__(self, o: float) -> _V:
-        op = self.b.fsub if self._is_float() else self.b.sub
-        return _V(self.b, op(self._o(o), self.v))
+        return self._arithmetic(o, self.b.fsub, self.b.sub, reflected=True)
 
     def __mul__(self, o: _V | float) -> _V:
-        op = self.b.fmul if self._is_float() else self.b.mul
-        return _V(self.b, op(self.v, self._o(o)))
+        return self._arithmetic(o, self.b.fmul, self.b.mul)
 
     def __rmul__(self, o: float) -> _V:
-        op = self.b.fmul if self._is_float() else self.b.mul
-        return _V(self.b, op(self._o(o), self.v))
+        return self._arithmetic(o, self.b.fmul, self.b.mul, reflected=True)
 
     def __truediv__(self, o: _V | float) -> _V:
         return _V(self.b, self.b.fdiv(self.v, self._o(o)))
