@@ -34,7 +34,9 @@ def module_path(digest: str, module_name: str) -> Path:
 
 def load_module(digest: str, module_name: str, source: str) -> ModuleType:
     """Import the generated module for `digest`, (re)writing its file when it is missing
-    or differs from `source`; drops numba's cache for it whenever the file is rewritten."""
+    or differs from `source`; drops numba's cache for it whenever the file is rewritten
+    (a cache under `NUMBA_CACHE_DIR` is dropped by numba itself: its index records the
+    module file's time stamp and size)."""
     loaded = sys.modules.get(module_name)
     if loaded is not None:
         return loaded
@@ -49,11 +51,6 @@ def load_module(digest: str, module_name: str, source: str) -> ModuleType:
     spec.loader.exec_module(module)
     sys.modules[module_name] = module
     return module
-
-
-def forget_numba_cache(digest: str, module_name: str) -> None:
-    """Remove numba's on-disk cache for a module (used when loading it failed)."""
-    shutil.rmtree(module_path(digest, module_name).parent / "__pycache__", ignore_errors=True)
 
 
 def _read(path: Path) -> str | None:

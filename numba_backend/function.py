@@ -15,7 +15,7 @@ from numba.core.errors import NumbaError
 
 from fgraph import Graph, Variable, display_name
 from fgraph.op import Array
-from numba_backend.cache import forget_numba_cache, load_module
+from numba_backend.cache import load_module
 from numba_backend.codegen import GeneratedModule, entry_name, generate
 
 _compiled_lock = threading.Lock()
@@ -140,9 +140,8 @@ def _compile(graph: Graph, generated: GeneratedModule, parallel: bool) -> numba.
 def _compile_new(graph: Graph, generated: GeneratedModule) -> numba.Dispatcher:
     """Load `graph`'s generated module and compile it eagerly for C-contiguous arguments
     of the input types (numba's disk cache makes this a load in a second process)."""
-    digest = graph.structure_digest
     name = generated.entry
-    module = load_module(digest, name, generated.source)
+    module = load_module(graph.structure_digest, name, generated.source)
     dispatcher: numba.Dispatcher = getattr(module, name)
     signature = tuple(
         numba.typeof(np.empty((0,) * v.ndim, dtype=v.dtype)) for v in graph.inputs
@@ -154,9 +153,16 @@ def _compile_new(graph: Graph, generated: GeneratedModule) -> numba.Dispatcher:
     except Exception:
         # A damaged numba cache entry (unpickling or rebuilding it fails) must not poison
         # every later run: drop it and compile once more from scratch.
-        forget_numba_cache(digest, name)
+        forget_numba_cache(dispatcher)
         dispatcher.compile(signature)
     return dispatcher
+
+
+def forget_numba_cache(dispatcher: numba.Dispatcher) -> None:
+    """Empty the index of `dispatcher`'s numba disk cache, wherever numba keeps it (next
+    to the module, or under `NUMBA_CACHE_DIR`): its entries are never read again, and
+    the next compile writes fresh ones."""
+    dispatcher._cache.flush()
 
 
 def _argument(variable: Variable, value: Any) -> Array:

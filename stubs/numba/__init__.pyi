@@ -8,8 +8,15 @@ class NumbaType: ...
 
 def typeof(value: object) -> NumbaType: ...
 
+class _Cache:
+    """A dispatcher's on-disk cache (an index file and one data file per entry)."""
+
+    def flush(self) -> None: ...
+
 class Dispatcher:
     """A compiled function: calls dispatch on argument types, compiling as needed."""
+
+    _cache: _Cache
 
     py_func: Callable[..., Any]
     def __call__(self, *args: Any) -> Any: ...

@@ -102,10 +102,13 @@ class ColdCache:
         return destination, destination / self.report.module.relative_to(self.folder)
 
 
-def worker_environment(cache_folder: Path) -> dict[str, str]:
+def worker_environment(cache_folder: Path, numba_folder: Path | None = None) -> dict[str, str]:
+    """Without `numba_folder`, numba's cache sits next to the module."""
     environment = dict(os.environ)
     environment["FGRAPH_CACHE_DIR"] = str(cache_folder)
-    environment.pop("NUMBA_CACHE_DIR", None)  # numba's cache must sit next to the module
+    environment.pop("NUMBA_CACHE_DIR", None)
+    if numba_folder is not None:
+        environment["NUMBA_CACHE_DIR"] = str(numba_folder)
     environment.pop("NUMBA_DISABLE_JIT", None)
     return environment
 
@@ -116,11 +119,11 @@ def parse_report(completed: subprocess.CompletedProcess[str]) -> WorkerReport:
     return WorkerReport(float(fields["seconds"]), bool(fields["ok"]), Path(fields["module"]))
 
 
-def run_worker(cache_folder: Path, *argv: str) -> WorkerReport:
+def run_worker(cache_folder: Path, *argv: str, numba_folder: Path | None = None) -> WorkerReport:
     completed = subprocess.run(
         [*WORKER, *argv],
         cwd=REPO_ROOT,
-        env=worker_environment(cache_folder),
+        env=worker_environment(cache_folder, numba_folder),
         capture_output=True,
         text=True,
         timeout=600,
@@ -212,6 +215,21 @@ def test_a_damaged_numba_cache_file_is_recompiled_and_replaced(
     assert report.ok
     assert damaged.read_bytes() != broken
     assert sorted(path.suffix for path in numba_cache_files(module)) == [".nbc", ".nbi"]
+
+
+@pytest.mark.slow
+def test_a_damaged_index_under_numba_cache_dir_is_recompiled_and_replaced(
+    tmp_path: Path,
+) -> None:
+    """With `NUMBA_CACHE_DIR` set, numba's cache is not next to the module: recovering
+    from a damaged entry must still find it."""
+    folder, numba_folder = tmp_path / "cache", tmp_path / "numba"
+    assert run_worker(folder, "build", numba_folder=numba_folder).ok
+    indexes = [path for path in numba_folder.rglob("*.nbi") if "fgraph_" in path.name]
+    assert len(indexes) == 1 and not list(folder.rglob("__pycache__"))
+    indexes[0].write_bytes(b"not a pickle\n")
+    assert run_worker(folder, "build", numba_folder=numba_folder).ok
+    assert indexes[0].read_bytes() != b"not a pickle\n"
 
 
 @pytest.mark.slow

@@ -298,7 +298,7 @@ def test_code_numba_cannot_type_fails_once_without_dropping_the_cache(
     # The module, not the `function` that `numba_backend` exports under the same name.
     module = importlib.import_module("numba_backend.function")
     monkeypatch.setattr(module, "generate", lambda *_: GeneratedModule(broken, name, ()))
-    monkeypatch.setattr(module, "forget_numba_cache", lambda digest, _: forgotten.append(digest))
+    monkeypatch.setattr(module, "forget_numba_cache", lambda d: forgotten.append(d.__name__))
     try:
         with pytest.raises(NumbaError):
             function([x], graph.outputs[0], mode="none")
