@@ -15,6 +15,7 @@ import attrs
 
 from fgraph import TensorType
 from fgraph.dtypes import is_bool
+from numba_backend.indexing import update_broadcast_check
 from numba_backend.registry import ModuleBuilder, NodeInfo, dtype_expression, numba_kernel
 from numba_backend.shape import tuple_expression
 from ops.advanced_subtensor import AdvancedIncSubtensor, AdvancedSubtensor
@@ -197,7 +198,9 @@ def _advanced_inc_subtensor(
     return [
         f"{output} = {source}" + ("" if op.inplace else ".copy()"),
         *nest.setup,
-        f"{prefix}y = np.broadcast_to({value}, {nest.shape})",
+        f"{prefix}rs = {nest.shape}",
+        *update_broadcast_check(op, value, node.input_types[1], f"{prefix}rs", nest.depth),
+        f"{prefix}y = np.broadcast_to({value}, {prefix}rs)",
         *nest.loops,
         *nest.indices,
         f"{indent}{prefix}v[{nest.read}] {assign} {prefix}y[{nest.write}]",

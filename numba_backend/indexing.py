@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from fgraph import TensorType
 from numba_backend.registry import ModuleBuilder, NodeInfo, dtype_expression, numba_kernel
 from ops.indexing import Entry, NewAxis, Slice, Symbolic
 from ops.subtensor import IncSubtensor, Subtensor
@@ -83,6 +84,27 @@ def _keeps_memory_order(entries: tuple[Entry, ...], static: tuple[int | None, ..
     return True
 
 
+def update_broadcast_check(
+    op: object, value: str, value_type: TensorType, region_shape: str, region_rank: int
+) -> list[str]:
+    """Lines refusing, as `IndexUpdate.check_values` does, a value whose length differs
+    from the region's along an axis whose static length is not 1 (numpy's broadcast
+    would stretch a run-time length of 1 there)."""
+    lead = region_rank - value_type.ndim
+    mismatches = [
+        f"{value}.shape[{axis}] != {region_shape}[{lead + axis}]"
+        for axis, static in enumerate(value_type.shape)
+        if static != 1
+    ]
+    if not mismatches:
+        return []
+    message = (
+        f"{op}: the value ({value_type}) differs in length from the indexed region along "
+        "an axis (broadcasting needs a static length of 1)"
+    )
+    return [f"if {' or '.join(mismatches)}:", f"    raise ValueError({message!r})"]
+
+
 @numba_kernel.register
 def _inc_subtensor(op: IncSubtensor, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     source, value, *values = node.inputs
@@ -100,6 +122,7 @@ def _inc_subtensor(op: IncSubtensor, node: NodeInfo, module: ModuleBuilder) -> l
     region, broadcast = f"{prefix}r", f"{prefix}b"
     lines += [
         f"{region} = {output}{index}" if op.idx_list else f"{region} = {output}",
+        *update_broadcast_check(op, value, node.input_types[1], f"{region}.shape", rank),
         f"{broadcast} = np.broadcast_to({value}, {region}.shape)",
     ]
     indent = ""

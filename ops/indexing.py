@@ -176,6 +176,22 @@ def check_update_shape(op: object, value: TensorType, region: tuple[int | None, 
         )
 
 
+def check_update_broadcast(
+    op: object, value: TensorType, shape: tuple[int, ...], region: tuple[int, ...]
+) -> None:
+    """At run time: the value's length equals the region's along every aligned axis
+    whose static length is not 1 (numpy would broadcast a length-1 axis there)."""
+    lead = len(region) - len(shape)
+    for axis, (static, got) in enumerate(zip(value.shape, shape)):
+        want = region[lead + axis] if lead + axis >= 0 else None
+        if static != 1 and want is not None and got != want:
+            raise ShapeError(
+                f"{op}: the value ({value}) has length {got} along axis {axis} at run time "
+                f"where the indexed region has {want}; broadcasting needs a static length "
+                "of 1 (declare it in the value's shape or use specify_shape)"
+            )
+
+
 def check_update_dtype(op: object, x: TensorType, value: TensorType) -> None:
     if value.dtype != x.dtype:
         raise DTypeError(f"{op}: the value has dtype {value.dtype}, the indexed variable {x.dtype}")
@@ -324,6 +340,17 @@ class IndexUpdate(Op, abc.ABC):
         check_update_dtype(self, x, y)
         check_update_shape(self, y, self.indexed_shape(x, tuple(index_types)))
         return (x,)
+
+    def check_values(self, input_types: tuple[TensorType, ...], inputs: tuple[Array, ...]) -> None:
+        """`y` broadcasts only along its static length-1 axes, as elementwise inputs do:
+        its gradient sums the region over exactly those axes."""
+        x, y, *values = inputs
+        index = numpy_index(self.idx_list, values, advanced=self.advanced)
+        try:  # the region's shape, without copying x (a zero-stride view of it)
+            region = np.broadcast_to(np.zeros((), dtype=np.int8), x.shape)[index].shape
+        except IndexError:
+            return  # perform reports the bad index
+        check_update_broadcast(self, input_types[1], y.shape, region)
 
     def perform(self, *inputs: Array) -> tuple[Array, ...]:
         x, y, *values = inputs

@@ -79,3 +79,14 @@ def test_out_of_bounds_and_unchanged_input() -> None:
         compiled(value, 3)
     with pytest.raises(IndexError):
         compiled(value, -4)
+
+
+@pytest.mark.parametrize("advanced", [False, True])
+def test_a_value_of_unknown_length_1_is_refused_as_by_evaluate(advanced: bool) -> None:
+    x, index, value = pt.matrix("x"), pt.vector("index", dtype="int64"), pt.vector("value")
+    region = x[index] if advanced else x[1:3]
+    compiled = function([x, value, index], pt.inc_subtensor(region, value))
+    arrays = (np.zeros((4, 3)), np.ones(3), np.array([0, 2]))
+    np.testing.assert_array_equal(compiled(*arrays).sum(), 6.0)
+    with pytest.raises(ValueError, match=r"differs in length from the indexed region"):
+        compiled(arrays[0], np.ones(1), arrays[2])

@@ -137,6 +137,21 @@ def test_value_shape_errors_name_both_shapes() -> None:
         pt.inc_subtensor(x[[0, 1]], np.zeros(4))
 
 
+@pytest.mark.parametrize("advanced", [False, True])
+def test_a_value_broadcasts_at_run_time_only_along_static_length_1_axes(advanced: bool) -> None:
+    """Its gradient sums the region over exactly the static length-1 axes, so a value of
+    unknown length that turns out to be 1 would get a gradient of the wrong shape."""
+    x, index = pt.matrix("x"), pt.vector("index", dtype="int64")
+    region = x[index] if advanced else x[1:3]
+    unknown, one = pt.vector("unknown"), pt.tensor("one", shape=(1,))
+    values = {x: np.zeros((4, 3)), index: np.array([0, 2])}
+    with pytest.raises(ShapeError, match=r"value \(float64\(\?,\)\) has length 1 along axis 0 "
+                       r"at run time where the indexed region has 3"):
+        evaluate([pt.inc_subtensor(region, unknown)], {**values, unknown: np.ones(1)})
+    (result,) = evaluate([pt.inc_subtensor(region, one)], {**values, one: np.ones(1)})
+    np.testing.assert_array_equal(result.sum(axis=1), [3, 0, 3, 0] if advanced else [0, 3, 3, 0])
+
+
 def test_first_argument_must_come_from_indexing() -> None:
     x = pt.vector("x")
     with pytest.raises(TypeError, match=r"set_subtensor: .*result of indexing"):
