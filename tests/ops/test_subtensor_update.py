@@ -144,7 +144,7 @@ def test_a_value_broadcasts_at_run_time_only_along_static_length_1_axes(advanced
     x, index = pt.matrix("x"), pt.vector("index", dtype="int64")
     region = x[index] if advanced else x[1:3]
     unknown, one = pt.vector("unknown"), pt.tensor("one", shape=(1,))
-    values = {x: np.zeros((4, 3)), index: np.array([0, 2])}
+    values: dict[Variable, Any] = {x: np.zeros((4, 3)), index: np.array([0, 2])}
     with pytest.raises(ShapeError, match=r"value \(float64\(\?,\)\) has length 1 along axis 0 "
                        r"at run time where the indexed region has 3"):
         evaluate([pt.inc_subtensor(region, unknown)], {**values, unknown: np.ones(1)})
