@@ -8,7 +8,7 @@ length at run time, which the generated code checks with a clear error.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from fgraph import TensorType
 
@@ -79,6 +79,25 @@ def _size(lengths: Sequence[str]) -> str:
     return " * ".join(lengths)
 
 
+def _serial_or_parallel(
+    node: NodeInfo,
+    lengths: Sequence[str],
+    module: ModuleBuilder,
+    loop: Callable[[str, str | None], list[str]],
+) -> list[str]:
+    """`loop(indent, first_axis)` as is, or, with `module.parallel`, run with
+    `numba.prange` over its first axis when it has at least `PARALLEL_MIN_SIZE`
+    elements (a serial copy below that: no thread launch for small arrays)."""
+    if not (module.parallel and lengths):
+        return loop("", None)
+    return [
+        f"if {_size(lengths)} >= {PARALLEL_MIN_SIZE}:",
+        *loop("    ", f"for {node.prefix}j0 in numba.prange({lengths[0]}):"),
+        "else:",
+        *loop("    ", None),
+    ]
+
+
 def element_loop(
     node: NodeInfo,
     body: ElementBody,
@@ -110,15 +129,7 @@ def element_loop(
         stores = [f"{inner}{out}[{target}] = {prefix}y{k}" for k, out in enumerate(node.outputs)]
         return nest + [inner + line for line in body.lines(prefix)] + stores
 
-    if not (module.parallel and rank):
-        return lines + loop("", None)
-    return [
-        *lines,
-        f"if {_size(lengths)} >= {PARALLEL_MIN_SIZE}:",
-        *loop("    ", f"for {prefix}j0 in numba.prange({lengths[0]}):"),
-        "else:",
-        *loop("    ", None),
-    ]
+    return lines + _serial_or_parallel(node, lengths, module, loop)
 
 
 def summed_loop(
@@ -131,7 +142,8 @@ def summed_loop(
     lines, lengths = loop_lengths(node)
     summing = _summation(node, total_type.dtype)
     if total_type.ndim:
-        return lines + body.hoisted() + _partial_sums(node, body, lengths, summing, total, total_type, module)
+        sums = _partial_sums(node, body, lengths, summing, total, total_type, module)
+        return lines + body.hoisted() + sums
     return lines + _full_sum(node, body, lengths, summing, total, total_type.dtype, module)
 
 
@@ -241,16 +253,8 @@ def _partial_sums(
         lines += nest + statements + [inner + summing.add(accumulator, summing.value)]
         return lines + [f"{indent}{total}[{target}] = {accumulator}"]
 
-    lines = [f"{total} = new_array({shape}, {dtype_expression(total_type.dtype)})"]
-    if not module.parallel:
-        return lines + loop("", None)
-    return [
-        *lines,
-        f"if {_size(lengths)} >= {PARALLEL_MIN_SIZE}:",
-        *loop("    ", f"for {prefix}j0 in numba.prange({lengths[0]}):"),
-        "else:",
-        *loop("    ", None),
-    ]
+    allocate = f"{total} = new_array({shape}, {dtype_expression(total_type.dtype)})"
+    return [allocate, *_serial_or_parallel(node, lengths, module, loop)]
 
 
 @numba_kernel.register

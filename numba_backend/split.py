@@ -139,7 +139,8 @@ def _helper(
     ]
     writes = [f"{slots[name][0]}[{slots[name][1]}, {index}] = {name}" for name in later]
     element = loads + reads + [f"{name} = {text}" for name, text in piece.statements] + writes
-    arguments = [source for scalar, source in zip(body.scalars, node.inputs) if scalar in piece.reads]
+    inputs = zip(body.scalars, node.inputs)
+    arguments = [source for scalar, source in inputs if scalar in piece.reads]
     arguments += [source.split("[")[0] for _, source in constants]
     arguments += sorted({slots[name][0] for name in slots if name in piece.reads or name in later})
     finish: list[str] = []
