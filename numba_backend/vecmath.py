@@ -444,23 +444,22 @@ def _elementwise(body: Callable[[_V], _V], dtype: types.Float, name: str) -> Cal
     return intrinsic(typer)
 
 
+def _horner(r: _V, coefficients: Sequence[float]) -> _V:
+    """c0 + r (c1 + r (c2 + ... + r c_n)) for `coefficients` c0..c_n, evaluated from the
+    innermost bracket out (Horner's scheme)."""
+    p = coefficients[-2] + r * coefficients[-1]
+    for coefficient in reversed(coefficients[:-2]):
+        p = coefficient + r * p
+    return p
+
+
 def _exp_f64(x: _V) -> _V:
     """e^x for float64."""
     xc = _select(x > _EXP_MIN, x, _EXP_MIN)
     xc = _select(xc < _EXP_MAX, xc, _EXP_MAX)
     kf = (xc * _INV_LN2 + _ROUND_SHIFT) - _ROUND_SHIFT  # round to nearest
     r = _fma(-kf, _LN2_LO, xc - kf * _LN2_HI)
-    p = _F12 + r * _F13
-    p = _F11 + r * p
-    p = _F10 + r * p
-    p = _F9 + r * p
-    p = _F8 + r * p
-    p = _F7 + r * p
-    p = _F6 + r * p
-    p = _F5 + r * p
-    p = _F4 + r * p
-    p = _F3 + r * p
-    p = _F2 + r * p
+    p = _horner(r, (_F2, _F3, _F4, _F5, _F6, _F7, _F8, _F9, _F10, _F11, _F12, _F13))
     e = 1.0 + (r + r * r * p)
     # 2^k as 2^(k//2) * 2^(k - k//2) from exponent bits: each factor is normal for k
     # in [-1076, 1024].
@@ -480,18 +479,7 @@ def _expm1_f64(x: _V) -> _V:
     t = kf * _LN2_LO
     r = hi - t
     rl = ((hi - r) - t) - _fma(kf, _LN2_LO, -t)
-    p = _F13 + r * _F14
-    p = _F12 + r * p
-    p = _F11 + r * p
-    p = _F10 + r * p
-    p = _F9 + r * p
-    p = _F8 + r * p
-    p = _F7 + r * p
-    p = _F6 + r * p
-    p = _F5 + r * p
-    p = _F4 + r * p
-    p = _F3 + r * p
-    p = _F2 + r * p
+    p = _horner(r, (_F2, _F3, _F4, _F5, _F6, _F7, _F8, _F9, _F10, _F11, _F12, _F13, _F14))
     # expm1(r + rl) = em + eml, as a double-double.
     q = r * r * p
     em = r + q
@@ -671,11 +659,7 @@ def _exp_f32(x: _V) -> _V:
     xc = _select(xc < _EXP_MAX_F32, xc, _EXP_MAX_F32)
     kf = (xc * _INV_LN2_F32 + _ROUND_SHIFT_F32) - _ROUND_SHIFT_F32
     r = _fma(-kf, _LN2_LO_F32, _fma(-kf, _LN2_HI_F32, xc))
-    p = _F6_F32 + r * _F7_F32
-    p = _F5_F32 + r * p
-    p = _F4_F32 + r * p
-    p = _F3_F32 + r * p
-    p = _F2_F32 + r * p
+    p = _horner(r, (_F2_F32, _F3_F32, _F4_F32, _F5_F32, _F6_F32, _F7_F32))
     e = _ONE_F32 + (r + r * r * p)
     k = _to_int(kf, 32)
     k1 = k >> 1
@@ -692,12 +676,7 @@ def _expm1_f32(x: _V) -> _V:
     xc = _select(xc < _EXPM1_MAX_F32, xc, _EXPM1_MAX_F32)
     kf = (xc * _INV_LN2 + _ROUND_SHIFT) - _ROUND_SHIFT
     r = _fma(-kf, _LN2_LO, xc - kf * _LN2_HI)
-    p = _F7 + r * _F8
-    p = _F6 + r * p
-    p = _F5 + r * p
-    p = _F4 + r * p
-    p = _F3 + r * p
-    p = _F2 + r * p
+    p = _horner(r, (_F2, _F3, _F4, _F5, _F6, _F7, _F8))
     two_k = _from_bits((_to_int(kf) + 1023) << 52)
     y = _to_f32(two_k * (r + r * r * p) + (two_k - 1.0))
     return _select(x.ne(x) | x.eq(0.0), x, y)
