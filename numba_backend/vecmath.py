@@ -84,20 +84,8 @@ _EXP_MIN = -746.0
 _EXP_MAX = 710.0
 # Below this, expm1(x) rounds to -1 (e^-40 < 2^-54).
 _EXPM1_MIN = -40.0
-# 1/n! for the Taylor polynomials of exp and expm1.
-_F2 = 1.0 / 2.0
-_F3 = 1.0 / 6.0
-_F4 = 1.0 / 24.0
-_F5 = 1.0 / 120.0
-_F6 = 1.0 / 720.0
-_F7 = 1.0 / 5040.0
-_F8 = 1.0 / 40320.0
-_F9 = 1.0 / 362880.0
-_F10 = 1.0 / 3628800.0
-_F11 = 1.0 / 39916800.0
-_F12 = 1.0 / 479001600.0
-_F13 = 1.0 / 6227020800.0
-_F14 = 1.0 / 87178291200.0
+# 1/n! for the Taylor polynomials of exp and expm1 (n! is exact in a double up to 18).
+_INVERSE_FACTORIALS = tuple(1.0 / math.factorial(n) for n in range(15))
 
 # exp_f32: the exp scheme in float32 arithmetic; Taylor degree 7 (truncation < 0.1 ulp).
 _ROUND_SHIFT_F32 = float(np.float32(12582912.0))  # 1.5 * 2^23
@@ -107,12 +95,7 @@ _LN2_LO_F32 = float(np.float32(0.6931471805599453 - float(np.float32(0.693147180
 _EXP_MIN_F32 = float(np.float32(-104.0))
 _EXP_MAX_F32 = float(np.float32(89.0))
 _ONE_F32 = float(np.float32(1.0))
-_F2_F32 = float(np.float32(_F2))
-_F3_F32 = float(np.float32(_F3))
-_F4_F32 = float(np.float32(_F4))
-_F5_F32 = float(np.float32(_F5))
-_F6_F32 = float(np.float32(_F6))
-_F7_F32 = float(np.float32(_F7))
+_INVERSE_FACTORIALS_F32 = tuple(float(np.float32(c)) for c in _INVERSE_FACTORIALS)
 
 # expm1_f32 clamps (in float64): below -20 the float32 result is -1; above 89, inf.
 _EXPM1_MIN_F32 = -20.0
@@ -459,7 +442,7 @@ def _exp_f64(x: _V) -> _V:
     xc = _select(xc < _EXP_MAX, xc, _EXP_MAX)
     kf = (xc * _INV_LN2 + _ROUND_SHIFT) - _ROUND_SHIFT  # round to nearest
     r = _fma(-kf, _LN2_LO, xc - kf * _LN2_HI)
-    p = _horner(r, (_F2, _F3, _F4, _F5, _F6, _F7, _F8, _F9, _F10, _F11, _F12, _F13))
+    p = _horner(r, _INVERSE_FACTORIALS[2:14])
     e = 1.0 + (r + r * r * p)
     # 2^k as 2^(k//2) * 2^(k - k//2) from exponent bits: each factor is normal for k
     # in [-1076, 1024].
@@ -479,7 +462,7 @@ def _expm1_f64(x: _V) -> _V:
     t = kf * _LN2_LO
     r = hi - t
     rl = ((hi - r) - t) - _fma(kf, _LN2_LO, -t)
-    p = _horner(r, (_F2, _F3, _F4, _F5, _F6, _F7, _F8, _F9, _F10, _F11, _F12, _F13, _F14))
+    p = _horner(r, _INVERSE_FACTORIALS[2:15])
     # expm1(r + rl) = em + eml, as a double-double.
     q = r * r * p
     em = r + q
@@ -659,7 +642,7 @@ def _exp_f32(x: _V) -> _V:
     xc = _select(xc < _EXP_MAX_F32, xc, _EXP_MAX_F32)
     kf = (xc * _INV_LN2_F32 + _ROUND_SHIFT_F32) - _ROUND_SHIFT_F32
     r = _fma(-kf, _LN2_LO_F32, _fma(-kf, _LN2_HI_F32, xc))
-    p = _horner(r, (_F2_F32, _F3_F32, _F4_F32, _F5_F32, _F6_F32, _F7_F32))
+    p = _horner(r, _INVERSE_FACTORIALS_F32[2:8])
     e = _ONE_F32 + (r + r * r * p)
     k = _to_int(kf, 32)
     k1 = k >> 1
@@ -676,7 +659,7 @@ def _expm1_f32(x: _V) -> _V:
     xc = _select(xc < _EXPM1_MAX_F32, xc, _EXPM1_MAX_F32)
     kf = (xc * _INV_LN2 + _ROUND_SHIFT) - _ROUND_SHIFT
     r = _fma(-kf, _LN2_LO, xc - kf * _LN2_HI)
-    p = _horner(r, (_F2, _F3, _F4, _F5, _F6, _F7, _F8))
+    p = _horner(r, _INVERSE_FACTORIALS[2:9])
     two_k = _from_bits((_to_int(kf) + 1023) << 52)
     y = _to_f32(two_k * (r + r * r * p) + (two_k - 1.0))
     return _select(x.ne(x) | x.eq(0.0), x, y)
