@@ -91,6 +91,8 @@ from ops.elemwise import (
 from ops.grad import DisconnectedInputError, grad, hessian, jacobian, jvp, vjp
 from ops.linalg import MatMul, dot, matmul, outer
 from ops.op_from_graph import OpFromGraph, op_from_graph
+from ops.scan import Until, foldl, foldr, map, reduce, scan, until
+from ops.scan_op import Scan
 from ops.reduction import (
     All,
     Any,
@@ -161,11 +163,13 @@ __all__ = [
     "OpFromGraph",
     "Prod",
     "Reshape",
+    "Scan",
     "Shape",
     "SpecifyShape",
     "Split",
     "Subtensor",
     "Sum",
+    "Until",
     "Variable",
     "abs",
     "add",
@@ -208,6 +212,8 @@ __all__ = [
     "eye",
     "flatten",
     "floor",
+    "foldl",
+    "foldr",
     "full",
     "full_like",
     "ge",
@@ -234,6 +240,7 @@ __all__ = [
     "logical_xor",
     "logsumexp",
     "lt",
+    "map",
     "matmul",
     "matrix",
     "max",
@@ -252,9 +259,11 @@ __all__ = [
     "pow",
     "prod",
     "reciprocal",
+    "reduce",
     "reshape",
     "round",
     "scalar",
+    "scan",
     "second",
     "set_subtensor",
     "shape",
@@ -278,6 +287,7 @@ __all__ = [
     "tensor",
     "transpose",
     "true_div",
+    "until",
     "var",
     "vector",
     "vjp",

@@ -1,0 +1,429 @@
+"""`scan` and its wrappers (`map`, `reduce`, `foldl`, `foldr`, `until`): PyTensor's loop
+API without hidden updates, built on the one loop op `Scan`.
+
+Everything PyTensor's Scan carries as machinery is desugared here, once, so the op has
+none of it:
+
+- **sequence taps** become shifted slices of the sequence (tap k of taps lo..hi reads
+  `s[k - lo : len(s) - (hi - k)]`), one op sequence per tap;
+- **output taps** become a window of carries, one per depth: carry d holds y[t-d], the
+  step shifts them (`c1' = y_t`, `cd' = c(d-1)`), and the user's output is the trace of
+  the new value (a per-step output) unless the only tap is -1, where it is the carry's
+  own trace;
+- **go_backwards** reverses the sequences (views) and runs forward, as PyTensor does;
+- **closures**: variables the step function uses without receiving them become extra
+  non-sequences, and work in the body that reads none of the step's own values is
+  computed once, before the loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeAlias
+
+import attrs
+import numpy as np
+
+from fgraph import Constant, Graph, Input, Param, TensorType, Variable, display_name, toposort
+from fgraph.dtypes import is_integer
+from fgraph.operators import TensorLike
+from fgraph.traverse import rebuild
+from ops.convert import as_tensor, constant
+from ops.elemwise import cast, minimum, neq
+from ops.scan_op import Scan
+
+StepFunction: TypeAlias = Callable[..., Any]
+"""Receives sequence taps, output taps, non-sequences (in that order), returns one
+variable, a sequence of them, `until(cond)`, or `(outputs, until(cond))`."""
+SequenceSpec: TypeAlias = "TensorLike | Mapping[str, Any]"
+OutputSpec: TypeAlias = "TensorLike | Mapping[str, Any] | None"
+
+
+@attrs.frozen
+class Until:
+    """A while-loop's stop condition, returned by the step function: the loop ends after
+    the first step whose condition is true."""
+
+    condition: Variable
+
+
+def until(condition: TensorLike) -> Until:
+    """Mark `condition` (a scalar) as the loop's stop condition (PyTensor's `until`)."""
+    variable = as_tensor(condition, name="until")
+    if variable.ndim != 0:
+        raise TypeError(f"until: the condition must be a scalar, got {variable.type}")
+    return Until(variable if variable.dtype == "bool" else neq(variable, 0))
+
+
+@attrs.frozen
+class _Sequence:
+    source: Variable
+    taps: tuple[int, ...]
+
+
+@attrs.frozen
+class _Output:
+    initial: Variable | None
+    taps: tuple[int, ...]
+
+    @property
+    def depth(self) -> int:
+        return -min(self.taps) if self.taps else 0
+
+
+def scan(
+    fn: StepFunction,
+    sequences: SequenceSpec | Sequence[SequenceSpec] | None = None,
+    outputs_info: OutputSpec | Sequence[OutputSpec] = None,
+    non_sequences: TensorLike | Sequence[TensorLike] | None = None,
+    n_steps: TensorLike | None = None,
+    go_backwards: bool = False,
+    truncate_gradient: int = -1,
+) -> Any:
+    """Run `fn` in a loop, PyTensor-style; returns the stacked per-step outputs (one
+    variable, or a tuple when `fn` returns several).
+
+    sequences: variables iterated over their first axis, or `{"input": s, "taps": [...]}`.
+    outputs_info: per output an initial value (fed back as tap -1), `{"initial": y0,
+    "taps": [-2, -1]}` (`y0` holds one row per tap depth, oldest first), or None (not fed
+    back). non_sequences: passed unchanged to every step. The step count is the shortest
+    usable sequence, or `n_steps` (the bound of a while-loop); both are checked at run
+    time when both are given. Zero steps give empty traces.
+    """
+    loop = _build(
+        fn, sequences, outputs_info, non_sequences, n_steps, go_backwards, truncate_gradient, True
+    )
+    return loop.returned[0] if len(loop.returned) == 1 else loop.returned
+
+
+def map(
+    fn: StepFunction,
+    sequences: SequenceSpec | Sequence[SequenceSpec],
+    non_sequences: TensorLike | Sequence[TensorLike] | None = None,
+    go_backwards: bool = False,
+) -> Any:
+    """`fn` applied to each row of the sequences, results stacked (PyTensor's `map`)."""
+    return scan(fn, sequences, None, non_sequences, go_backwards=go_backwards)
+
+
+def reduce(
+    fn: StepFunction,
+    sequences: SequenceSpec | Sequence[SequenceSpec] | None,
+    outputs_info: OutputSpec | Sequence[OutputSpec],
+    non_sequences: TensorLike | Sequence[TensorLike] | None = None,
+    go_backwards: bool = False,
+    n_steps: TensorLike | None = None,
+) -> Any:
+    """The final values of a scan (the initial values after zero steps); no trace is
+    kept. Outputs not fed back give their last step's value."""
+    loop = _build(fn, sequences, outputs_info, non_sequences, n_steps, go_backwards, -1, False)
+    return loop.returned[0] if len(loop.returned) == 1 else loop.returned
+
+
+def foldl(
+    fn: StepFunction,
+    sequences: SequenceSpec | Sequence[SequenceSpec] | None,
+    outputs_info: OutputSpec | Sequence[OutputSpec],
+    non_sequences: TensorLike | Sequence[TensorLike] | None = None,
+) -> Any:
+    """`reduce` from the first row to the last."""
+    return reduce(fn, sequences, outputs_info, non_sequences)
+
+
+def foldr(
+    fn: StepFunction,
+    sequences: SequenceSpec | Sequence[SequenceSpec] | None,
+    outputs_info: OutputSpec | Sequence[OutputSpec],
+    non_sequences: TensorLike | Sequence[TensorLike] | None = None,
+) -> Any:
+    """`reduce` from the last row to the first."""
+    return reduce(fn, sequences, outputs_info, non_sequences, go_backwards=True)
+
+
+@attrs.frozen
+class _Loop:
+    returned: tuple[Variable, ...]
+
+
+def _as_list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    return [value]
+
+
+def _parse_sequence(number: int, spec: SequenceSpec) -> _Sequence:
+    what = f"scan: sequences[{number}]"
+    if isinstance(spec, Mapping):
+        unknown = set(spec) - {"input", "taps"}
+        if unknown or "input" not in spec:
+            raise TypeError(f"{what}: a dict needs 'input' and optionally 'taps', got {sorted(spec)}")
+        taps = tuple(_tap(what, tap) for tap in spec.get("taps", [0]))
+        source = as_tensor(spec["input"], name=what)
+    else:
+        taps, source = (0,), as_tensor(spec, name=what)
+    if source.ndim == 0:
+        raise TypeError(
+            f"{what} is a scalar ({source.type}); sequences are iterated over their first axis"
+        )
+    if not taps or len(set(taps)) != len(taps):
+        raise ValueError(f"{what}: taps must be distinct and not empty, got {list(taps)}")
+    return _Sequence(source, taps)
+
+
+def _parse_output(number: int, spec: OutputSpec) -> _Output:
+    what = f"scan: outputs_info[{number}]"
+    if spec is None:
+        return _Output(None, ())
+    if isinstance(spec, Mapping):
+        unknown = set(spec) - {"initial", "taps"}
+        if unknown:
+            raise TypeError(f"{what}: a dict takes 'initial' and 'taps', got {sorted(spec)}")
+        if spec.get("initial") is None:
+            return _Output(None, ())
+        taps = tuple(_tap(what, tap) for tap in spec.get("taps", [-1]))
+        initial = as_tensor(spec["initial"], name=what)
+        if not taps or any(tap >= 0 for tap in taps) or len(set(taps)) != len(taps):
+            raise ValueError(f"{what}: output taps must be distinct and negative, got {list(taps)}")
+        if taps != (-1,):
+            depth = -min(taps)
+            length = initial.type.shape[0] if initial.ndim else None
+            if initial.ndim == 0 or (length is not None and length != depth):
+                raise ValueError(
+                    f"{what}: taps {list(taps)} need an initial value with {depth} rows (one "
+                    f"per tap depth, oldest first), got {initial.type}"
+                )
+        return _Output(initial, taps)
+    return _Output(as_tensor(spec, name=what), (-1,))
+
+
+def _tap(what: str, tap: object) -> int:
+    if isinstance(tap, bool) or not isinstance(tap, (int, np.integer)):
+        raise TypeError(f"{what}: taps must be integers, got {tap!r}")
+    return int(tap)
+
+
+def _row_type(variable: Variable) -> TensorType:
+    return TensorType(variable.dtype, variable.type.shape[1:])
+
+
+def _as_steps(n_steps: TensorLike) -> Variable:
+    if isinstance(n_steps, bool) or isinstance(n_steps, (float, np.floating)):
+        raise TypeError(f"scan: n_steps must be an integer, got {n_steps!r}")
+    steps = as_tensor(n_steps, name="scan: n_steps")
+    if steps.ndim != 0 or not is_integer(steps.dtype):
+        raise TypeError(f"scan: n_steps must be an integer scalar, got {steps.type}")
+    return steps if steps.dtype == "int64" else cast(steps, "int64")
+
+
+def _build(
+    fn: StepFunction,
+    sequences_spec: Any,
+    outputs_spec: Any,
+    non_sequences_spec: Any,
+    n_steps: TensorLike | None,
+    go_backwards: bool,
+    truncate_gradient: int,
+    keep_traces: bool,
+) -> _Loop:
+    sequences = [_parse_sequence(k, s) for k, s in enumerate(_as_list(sequences_spec))]
+    outputs_list = _as_list(outputs_spec) if isinstance(outputs_spec, (list, tuple)) else (
+        [] if outputs_spec is None else [outputs_spec]
+    )
+    outputs = [_parse_output(k, o) for k, o in enumerate(outputs_list)]
+    non_sequences = [
+        as_tensor(v, name=f"scan: non_sequences[{k}]")
+        for k, v in enumerate(_as_list(non_sequences_spec))
+    ]
+
+    # Sequences: reversed for go_backwards, then one shifted slice per tap.
+    rows: list[Variable] = []  # what the op iterates over, one per tap
+    row_inputs: list[Input] = []  # what fn receives for each
+    for number, sequence in enumerate(sequences):
+        source = sequence.source[::-1] if go_backwards else sequence.source
+        lo, hi = min(sequence.taps), max(sequence.taps)
+        for tap in sequence.taps:
+            start, end = tap - lo, hi - tap
+            sliced = source if start == 0 and end == 0 else source[start : source.shape[0] - end]
+            rows.append(sliced)
+            name = f"{display_name(sequence.source)}[t{tap:+d}]" if tap else display_name(
+                sequence.source
+            ) + "[t]"
+            row_inputs.append(Input(_row_type(sliced), name))
+    if n_steps is not None:
+        steps = _as_steps(n_steps)
+    elif rows:
+        steps = rows[0].shape[0]
+        for row in rows[1:]:
+            steps = minimum(steps, row.shape[0])
+    else:
+        raise ValueError("scan: give n_steps or at least one sequence")
+
+    # Carries: one per depth of each fed-back output.
+    carry_inputs: list[Input] = []
+    carry_initials: list[Variable] = []
+    tap_inputs: list[Input] = []  # what fn receives for output taps, in order
+    first_carry: list[int] = []  # per output, the index of its depth-1 carry (or -1)
+    for number, output in enumerate(outputs):
+        if output.initial is None:
+            first_carry.append(-1)
+            continue
+        first_carry.append(len(carry_inputs))
+        initial = output.initial
+        if output.taps == (-1,):
+            carry_inputs.append(Input(initial.type, f"outputs_info[{number}][t-1]"))
+            carry_initials.append(initial)
+        else:
+            for depth in range(1, output.depth + 1):
+                carry_inputs.append(
+                    Input(_row_type(initial), f"outputs_info[{number}][t-{depth}]")
+                )
+                carry_initials.append(initial[output.depth - depth])
+        tap_inputs += [carry_inputs[first_carry[-1] - tap - 1] for tap in output.taps]
+    non_sequence_inputs = [
+        Input(v.type, f"non_sequences[{k}]") for k, v in enumerate(non_sequences)
+    ]
+
+    returned = fn(*row_inputs, *tap_inputs, *non_sequence_inputs)
+    results, stop = _split_returned(returned)
+    if not outputs_list:
+        outputs = [_Output(None, ()) for _ in results]
+        first_carry = [-1] * len(results)
+    if len(results) != len(outputs):
+        raise ValueError(
+            f"scan: the step function returned {len(results)} outputs, but outputs_info has "
+            f"{len(outputs)} entries"
+        )
+    step_values: list[Variable] = []
+    for number, (result, output) in enumerate(zip(results, outputs)):
+        step_values.append(_check_step_value(number, result, output, carry_inputs, first_carry))
+
+    # Next carries, per-step outputs, and what the user gets back.
+    next_carries: list[Variable] = list(carry_inputs)
+    ys: list[Variable] = []
+    returned_from: list[tuple[str, int]] = []  # ("trace" | "ys" | "final", number)
+    for number, (value, output) in enumerate(zip(step_values, outputs)):
+        first = first_carry[number]
+        if first < 0:
+            returned_from.append(("ys", len(ys)))
+            ys.append(value)
+            continue
+        for depth in range(output.depth, 1, -1):
+            next_carries[first + depth - 1] = carry_inputs[first + depth - 2]
+        next_carries[first] = value
+        if not keep_traces:
+            returned_from.append(("final", first))
+        elif output.taps == (-1,):
+            returned_from.append(("trace", first))
+        else:
+            returned_from.append(("ys", len(ys)))
+            ys.append(value)
+    traced = tuple(
+        keep_traces and ("trace", k) in returned_from for k in range(len(carry_inputs))
+    )
+    inner_outputs = [*next_carries, *ys] + ([stop] if stop is not None else [])
+    own_inputs = [*carry_inputs, *row_inputs, *non_sequence_inputs]
+    captured, inner_outputs = _close_over(own_inputs, inner_outputs)
+    params = [Param(k, v.type) for k, v in enumerate((*own_inputs, *captured))]
+    outer_values: list[Variable] = [*own_inputs, *captured]
+    replacements: dict[Variable, Variable] = dict(zip(outer_values, params))
+    body = Graph(params, rebuild(inner_outputs, replacements))
+    op = Scan(
+        body,
+        n_carries=len(carry_inputs),
+        n_sequences=len(rows),
+        traced=traced,
+        while_loop=stop is not None,
+        truncate_gradient=truncate_gradient,
+    )
+    loop_outputs = op.apply(steps, *carry_initials, *rows, *non_sequences, *captured)
+    picked = []
+    for kind, number in returned_from:
+        value = loop_outputs[op.output_index(kind, number)]
+        if not keep_traces and kind == "ys":
+            value = value[-1]
+        picked.append(value)
+    return _Loop(tuple(picked))
+
+
+def _split_returned(returned: Any) -> tuple[list[Variable], Variable | None]:
+    """The step's outputs and stop condition, from any of the forms `fn` may return."""
+    stop: Variable | None = None
+    if isinstance(returned, Until):
+        return [], returned.condition
+    if isinstance(returned, tuple) and len(returned) == 2 and isinstance(returned[1], Until):
+        stop = returned[1].condition
+        returned = returned[0]
+    if isinstance(returned, Mapping):
+        raise TypeError(
+            "scan: the step function returned a dict; fgraph has no hidden updates: return "
+            "new states as outputs and feed them back through outputs_info"
+        )
+    values = list(returned) if isinstance(returned, (list, tuple)) else [returned]
+    for number, value in enumerate(values):
+        if isinstance(value, Until):
+            raise TypeError("scan: until(...) must be returned last, as (outputs, until(cond))")
+        if value is None:
+            raise TypeError(f"scan: the step function returned None as output {number}")
+    return values, stop
+
+
+def _check_step_value(
+    number: int,
+    result: Any,
+    output: _Output,
+    carry_inputs: list[Input],
+    first_carry: list[int],
+) -> Variable:
+    """The step's output `number` as a variable, checked against its carry's type."""
+    first = first_carry[number]
+    want = None if first < 0 else carry_inputs[first].type
+    value: Variable = (
+        result
+        if isinstance(result, Variable)
+        else as_tensor(
+            result, dtype=None if want is None else want.dtype, name=f"scan: step output {number}"
+        )
+    )
+    if want is None:
+        return value
+    same_rank = value.ndim == want.ndim
+    compatible = same_rank and all(
+        a is None or b is None or a == b for a, b in zip(value.type.shape, want.shape)
+    )
+    if value.dtype != want.dtype or not compatible:
+        raise TypeError(
+            f"scan: output {number} of the step function is {value.type}, but its initial "
+            f"value (outputs_info[{number}]) makes the carry {want}; the type of a fed-back "
+            "output cannot change between steps (cast or reshape one of them)"
+        )
+    return value
+
+
+def _close_over(
+    own_inputs: Sequence[Input], outputs: Sequence[Variable]
+) -> tuple[list[Variable], list[Variable]]:
+    """Outer values the body reads: the variables outside the step function's own values
+    that a node depending on them reads (or that an output is), in first-use order. Work
+    reading only outer values stays outside the loop, computed once."""
+    depends: set[Variable] = set(own_inputs)
+    captured: list[Variable] = []
+    seen: set[Variable] = set()
+
+    def capture(variable: Variable) -> None:
+        if variable not in depends and variable not in seen and not isinstance(variable, Constant):
+            seen.add(variable)
+            captured.append(variable)
+
+    nodes = [node for node in toposort(outputs)]
+    for node in nodes:
+        if any(input_ in depends for input_ in node.inputs):
+            depends.update(node.outputs)
+    for node in nodes:
+        if any(output in depends for output in node.outputs):
+            for input_ in node.inputs:
+                capture(input_)
+    for output in outputs:
+        capture(output)
+    return captured, list(outputs)

@@ -1,0 +1,309 @@
+"""Derivatives of loops are loops.
+
+**Reverse mode.** The pullback runs a second `Scan` the other way. It needs the carries'
+values before every step, so it reads the traces of the forward loop with every carry
+traced: that is the forward node itself when all its carries are traced already, else a
+node with the same inputs and body differing only in `traced` (`rewrite.scan` merges
+the two into one loop). Each backward step recomputes the forward step's body from
+those values and pulls the carries' cotangents back through it: carries of the
+backward loop are the carries' cotangents and running sums of the non-sequences'
+gradients; its per-step outputs are the sequences' gradients. Intermediate values of
+the body are recomputed, never stored: the forward loop keeps only what it must.
+
+While-loops: the backward loop runs as many steps as the forward one executed (its
+`executed` output). `truncate_gradient=m` keeps the last m steps only. Rows of a
+sequence that no backward step covers get zero gradient.
+
+**Forward mode.** The pushforward is one forward loop carrying the tangents beside the
+primal values, with the body's pushforward as its step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+from fgraph import Graph, Input, Param, Variable
+from fgraph.dtypes import is_inexact
+from fgraph.traverse import rebuild
+from ops.elemwise import add, eq, where, zeros_like
+from ops.grad import backpropagate, propagate_tangents, sum_by_variable
+from ops.join import concatenate
+from ops.dimshuffle import expand_dims
+from ops.scan_op import Scan
+from ops.shape_vector import static_value
+from ops.subtensor import set_subtensor
+
+
+def closed_scan(
+    carries: Sequence[Input],
+    sequences: Sequence[Input],
+    non_sequences: Sequence[Input],
+    outputs: Sequence[Variable],
+    n_carries: int,
+    traced: tuple[bool, ...],
+    reverse: bool,
+    while_loop: bool,
+) -> Scan:
+    """The `Scan` whose body computes `outputs` from the given inputs, renamed to params."""
+    inputs = (*carries, *sequences, *non_sequences)
+    body = Graph(inputs, outputs)
+    params = tuple(Param(k, v.type) for k, v in enumerate(inputs))
+    return Scan(
+        Graph(params, body.canonical_outputs),
+        n_carries=n_carries,
+        n_sequences=len(sequences),
+        traced=traced,
+        reverse=reverse,
+        while_loop=while_loop,
+    )
+
+
+def _fresh(variables: Sequence[Variable], label: str) -> list[Input]:
+    return [Input(v.type, f"{label}{k}") for k, v in enumerate(variables)]
+
+
+def _rows(variable: Variable, label: str) -> Input:
+    return Input(variable.type.__class__(variable.dtype, variable.type.shape[1:]), label)
+
+
+def scan_pullback(
+    op: Scan, inputs: tuple[Variable, ...], cotangents: tuple[Variable | None, ...]
+) -> tuple[Variable | None, ...]:
+    n_carries, n_sequences = op.n_carries, op.n_sequences
+    n_steps = inputs[0]
+    initials = inputs[1 : 1 + n_carries]
+    sequences = inputs[1 + n_carries : 1 + n_carries + n_sequences]
+    non_sequences = inputs[1 + n_carries + n_sequences :]
+    final_cotangents = cotangents[:n_carries]
+    trace_cotangents = {k: cotangents[op.output_index("trace", k)] for k in op.traced_carries}
+    ys_cotangents = [cotangents[op.output_index("ys", y)] for y in range(op.n_ys)]
+    if all(c is None for c in (*final_cotangents, *trace_cotangents.values(), *ys_cotangents)):
+        return (None,) * len(inputs)
+
+    full_op = attrs.evolve(op, traced=(True,) * n_carries)
+    full = full_op.apply(*inputs)
+    traces = [full[full_op.output_index("trace", k)] for k in range(n_carries)]
+    executed = full[full_op.output_index("executed", 0)] if op.while_loop else n_steps
+    # Trace row i is step `offset + i`: a reversed while-loop ran the top rows.
+    offset = n_steps - executed if (op.reverse and op.while_loop) else None
+    if op.truncate_gradient > 0:
+        kept = _minimum(executed, op.truncate_gradient)
+        lo, hi = (None, kept) if op.reverse else (executed - kept, executed)
+    else:
+        kept, lo, hi = executed, None, None
+
+    def window(variable: Variable, shift: Variable | None) -> Variable:
+        start = _plus(shift, lo)
+        stop = _plus(shift, hi)
+        if start is None and stop is None:
+            return variable
+        return variable[slice(start, stop)]
+
+    befores = [
+        concatenate([trace[1:], expand_dims(init, 0)])
+        if op.reverse
+        else concatenate([expand_dims(init, 0), trace[:-1]])
+        for init, trace in zip(initials, traces)
+    ]
+    differentiable_carries = [k for k in range(n_carries) if is_inexact(initials[k].dtype)]
+    differentiable_non_sequences = [
+        k for k, v in enumerate(non_sequences) if is_inexact(v.dtype)
+    ]
+
+    # The backward body, over fresh inputs.
+    cotangent_inputs = [Input(initials[k].type, f"d_carry{k}") for k in differentiable_carries]
+    sum_inputs = [
+        Input(non_sequences[k].type, f"d_non_sequence{k}") for k in differentiable_non_sequences
+    ]
+    before_inputs = [_rows(b, f"carry{k}") for k, b in enumerate(befores)]
+    row_inputs = [_rows(s, f"sequence{k}") for k, s in enumerate(sequences)]
+    given_traces = [k for k in op.traced_carries if trace_cotangents[k] is not None]
+    given_ys = [y for y, c in enumerate(ys_cotangents) if c is not None]
+    trace_inputs = [_rows(_given(trace_cotangents[k]), f"d_trace{k}") for k in given_traces]
+    ys_inputs = [_rows(_given(ys_cotangents[y]), f"d_ys{y}") for y in given_ys]
+    non_sequence_inputs = _fresh(non_sequences, "non_sequence")
+
+    primal = dict(zip(op.inner_graph.inputs, (*before_inputs, *row_inputs, *non_sequence_inputs)))
+    step_outputs = rebuild(op.inner_graph.outputs, primal)
+    seeds: list[tuple[Variable, Variable]] = []
+    for number, k in enumerate(differentiable_carries):
+        seeds.append((step_outputs[k], cotangent_inputs[number]))
+    for number, k in enumerate(given_traces):
+        seeds.append((step_outputs[k], trace_inputs[number]))
+    for number, y in enumerate(given_ys):
+        seeds.append((step_outputs[n_carries + y], ys_inputs[number]))
+    targets = [
+        *(before_inputs[k] for k in differentiable_carries),
+        *row_inputs,
+        *(non_sequence_inputs[k] for k in differentiable_non_sequences),
+    ]
+    found = backpropagate(sum_by_variable(seeds), targets)
+    carry_grads = found[: len(differentiable_carries)]
+    row_grads = found[len(differentiable_carries) : len(differentiable_carries) + n_sequences]
+    non_sequence_grads = found[len(differentiable_carries) + n_sequences :]
+    rows_with_grad = [k for k, g in enumerate(row_grads) if g is not None]
+
+    next_cotangents = [
+        zeros_like(before_inputs[k]) if g is None else g
+        for k, g in zip(differentiable_carries, carry_grads)
+    ]
+    next_sums = [
+        total if g is None else add(total, g) for total, g in zip(sum_inputs, non_sequence_grads)
+    ]
+    backward_outputs = [*next_cotangents, *next_sums]
+    backward_outputs += [_given(row_grads[k]) for k in rows_with_grad]
+    backward = closed_scan(
+        [*cotangent_inputs, *sum_inputs],
+        [*before_inputs, *row_inputs, *trace_inputs, *ys_inputs],
+        non_sequence_inputs,
+        backward_outputs,
+        n_carries=len(cotangent_inputs) + len(sum_inputs),
+        traced=(False,) * (len(cotangent_inputs) + len(sum_inputs)),
+        reverse=not op.reverse,
+        while_loop=False,
+    )
+    start_cotangents = [
+        zeros_like(initials[k]) if final_cotangents[k] is None else _given(final_cotangents[k])
+        for k in differentiable_carries
+    ]
+    start_sums = [zeros_like(non_sequences[k]) for k in differentiable_non_sequences]
+    backward_sequences = [
+        *(window(b, None) for b in befores),
+        *(window(s, offset) for s in sequences),
+        *(window(_given(trace_cotangents[k]), None) for k in given_traces),
+        *(window(_given(ys_cotangents[y]), None) for y in given_ys),
+    ]
+    results = backward.apply(
+        kept, *start_cotangents, *start_sums, *backward_sequences, *non_sequences
+    )
+
+    gradients: list[Variable | None] = [None] * len(inputs)
+    for number, k in enumerate(differentiable_carries):
+        gradient = results[number]
+        if op.truncate_gradient > 0:
+            gradient = where(eq(kept, executed), gradient, zeros_like(gradient))
+        gradients[1 + k] = gradient
+    for number, k in enumerate(differentiable_non_sequences):
+        gradients[1 + n_carries + n_sequences + k] = results[len(cotangent_inputs) + number]
+    for number, k in enumerate(rows_with_grad):
+        trace = results[backward.output_index("ys", number)]
+        start, stop = _plus(offset, lo), _given(_plus(offset, executed if hi is None else hi))
+        gradients[1 + n_carries + k] = _place(trace, sequences[k], start, stop)
+    return tuple(gradients)
+
+
+def _given(variable: Variable | None) -> Variable:
+    if variable is None:
+        raise AssertionError("a derivative selected as given is None")
+    return variable
+
+
+def _minimum(executed: Variable, bound: int) -> Variable:
+    from ops.elemwise import minimum
+
+    return minimum(executed, bound)
+
+
+def _plus(shift: Variable | None, value: Variable | None) -> Variable | None:
+    if shift is None:
+        return value
+    if value is None:
+        return shift
+    return add(shift, value)
+
+
+def _place(rows: Variable, sequence: Variable, start: Variable | None, stop: Variable) -> Variable:
+    """The gradient of `sequence` whose rows start:stop are `rows` and the rest zeros;
+    `rows` itself when they cover the sequence by construction (stop is its length)."""
+    covers_end = stop is sequence.shape[0] or (
+        static_value(stop) is not None and static_value(stop) == sequence.type.shape[0]
+    )
+    if start is None and covers_end:
+        return rows
+    return set_subtensor(zeros_like(sequence)[slice(start, stop)], rows)
+
+
+def scan_pushforward(
+    op: Scan, inputs: tuple[Variable, ...], tangents: tuple[Variable | None, ...]
+) -> tuple[Variable | None, ...]:
+    n_carries, n_sequences = op.n_carries, op.n_sequences
+    initials = inputs[1 : 1 + n_carries]
+    sequences = inputs[1 + n_carries : 1 + n_carries + n_sequences]
+    non_sequences = inputs[1 + n_carries + n_sequences :]
+    initial_tangents = tangents[1 : 1 + n_carries]
+    sequence_tangents = tangents[1 + n_carries : 1 + n_carries + n_sequences]
+    non_sequence_tangents = tangents[1 + n_carries + n_sequences :]
+    if all(t is None for t in tangents[1:]):
+        return (None,) * len(op.infer(*(v.type for v in inputs)))
+
+    differentiable_carries = [k for k in range(n_carries) if is_inexact(initials[k].dtype)]
+    tangent_sequences = [k for k, t in enumerate(sequence_tangents) if t is not None]
+    tangent_non_sequences = [k for k, t in enumerate(non_sequence_tangents) if t is not None]
+
+    carry_inputs = _fresh(initials, "carry")
+    carry_tangent_inputs = [Input(initials[k].type, f"t_carry{k}") for k in differentiable_carries]
+    row_inputs = [_rows(s, f"sequence{k}") for k, s in enumerate(sequences)]
+    row_tangent_inputs = [_rows(sequences[k], f"t_sequence{k}") for k in tangent_sequences]
+    non_sequence_inputs = _fresh(non_sequences, "non_sequence")
+    non_sequence_tangent_inputs = [
+        Input(non_sequences[k].type, f"t_non_sequence{k}") for k in tangent_non_sequences
+    ]
+    primal = dict(zip(op.inner_graph.inputs, (*carry_inputs, *row_inputs, *non_sequence_inputs)))
+    step_outputs = rebuild(op.inner_graph.outputs, primal)
+    seeds: dict[Variable, Variable] = {}
+    seeds.update((carry_inputs[k], t) for k, t in zip(differentiable_carries, carry_tangent_inputs))
+    seeds.update((row_inputs[k], t) for k, t in zip(tangent_sequences, row_tangent_inputs))
+    seeds.update(
+        (non_sequence_inputs[k], t)
+        for k, t in zip(tangent_non_sequences, non_sequence_tangent_inputs)
+    )
+    carries_and_ys = step_outputs[: n_carries + op.n_ys]
+    pushed = propagate_tangents(seeds, carries_and_ys)
+    next_carries = list(step_outputs[:n_carries])
+    next_tangents = [
+        zeros_like(carry_tangent_inputs[n]) if pushed[k] is None else _given(pushed[k])
+        for n, k in enumerate(differentiable_carries)
+    ]
+    ys = list(step_outputs[n_carries : n_carries + op.n_ys])
+    differentiable_ys = [y for y, v in enumerate(ys) if is_inexact(v.dtype)]
+    ys_tangents = [
+        zeros_like(ys[y]) if pushed[n_carries + y] is None else _given(pushed[n_carries + y])
+        for y in differentiable_ys
+    ]
+    stop = [step_outputs[-1]] if op.while_loop else []
+    forward = closed_scan(
+        [*carry_inputs, *carry_tangent_inputs],
+        [*row_inputs, *row_tangent_inputs],
+        [*non_sequence_inputs, *non_sequence_tangent_inputs],
+        [*next_carries, *next_tangents, *ys, *ys_tangents, *stop],
+        n_carries=n_carries + len(differentiable_carries),
+        traced=(*op.traced, *(op.traced[k] for k in differentiable_carries)),
+        reverse=op.reverse,
+        while_loop=op.while_loop,
+    )
+    start_tangents = [
+        zeros_like(initials[k]) if initial_tangents[k] is None else _given(initial_tangents[k])
+        for k in differentiable_carries
+    ]
+    results = forward.apply(
+        inputs[0],
+        *initials,
+        *start_tangents,
+        *sequences,
+        *(_given(sequence_tangents[k]) for k in tangent_sequences),
+        *non_sequences,
+        *(_given(non_sequence_tangents[k]) for k in tangent_non_sequences),
+    )
+    outputs: list[Variable | None] = [None] * len(op.infer(*(v.type for v in inputs)))
+    for number, k in enumerate(differentiable_carries):
+        tangent_carry = n_carries + number
+        outputs[op.output_index("final", k)] = results[forward.output_index("final", tangent_carry)]
+        if op.traced[k]:
+            outputs[op.output_index("trace", k)] = results[
+                forward.output_index("trace", tangent_carry)
+            ]
+    for number, y in enumerate(differentiable_ys):
+        outputs[op.output_index("ys", y)] = results[forward.output_index("ys", op.n_ys + number)]
+    return tuple(outputs)

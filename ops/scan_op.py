@@ -1,0 +1,276 @@
+"""`Scan`: a loop as one frozen op holding its step function as a closed inner graph.
+
+The loop has four kinds of values and nothing else (taps, reversed iteration and
+closures are desugared by `ops.scan.scan` before the op is built):
+
+- **carries**: state fed from one step to the next, given an initial value;
+- **sequences**: arrays whose row `t` the step `t` reads;
+- **non-sequences**: values every step reads unchanged;
+- **per-step outputs** ("ys"): values each step computes and nothing feeds back.
+
+The inner graph's params are `(*carries, *sequence rows, *non_sequences)` and its outputs
+`(*next carries, *ys[, stop])`, where `stop`, present for while-loops, is a bool scalar:
+the loop ends after the first step that computes True. Outer inputs are
+`(n_steps, *initial carries, *sequences, *non_sequences)`; outer outputs are
+
+    (*final carries, *traces of the carries marked in `traced`, *traces of ys[, executed])
+
+A carry's final value always exists (the state is computed anyway; an unused one costs
+nothing and the remove-unused rewrite drops the carry as a whole). Which carries keep
+their trace is a fixed field: no later pass infers it. Row `t` of a trace is what step
+`t` produced, so with `reverse=True` (steps run `t = n-1, ..., 0`) a trace is still
+indexed by the step that wrote it: that is what a gradient loop needs, running the other
+way over the forward loop's traces without flipping anything. `executed`, the number of
+steps a while-loop ran, is an int64 output; the traces of a while-loop hold only the
+executed steps.
+
+Equal bodies give equal ops (the inner graph is interned and over positional params),
+so comparing two loops is O(1), and `evaluate`, `dprint`, digests and pickling handle
+loops as they do any op with an inner graph.
+"""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+
+from fgraph import DTypeError, Graph, Op, Param, ShapeError, TensorType, Variable, evaluate
+from fgraph.dtypes import is_integer
+from fgraph.op import Array
+
+
+def _check_inner_graph(instance: Scan, attribute: object, graph: Graph) -> None:
+    for number, variable in enumerate(graph.inputs):
+        if not isinstance(variable, Param) or variable.index != number:
+            raise TypeError(f"Scan: inner input {number} must be Param({number}), got {variable!r}")
+    if not graph.dedup_nodes:
+        raise ValueError("Scan: the inner graph must be deduplicated (dedup_nodes=True)")
+
+
+@attrs.frozen(cache_hash=True)
+class Scan(Op):
+    """A loop: see the module docstring for the layout of inputs and outputs.
+
+    `truncate_gradient=k > 0` lets only the last k steps propagate gradient (-1: all).
+    """
+
+    inner_graph: Graph = attrs.field(validator=_check_inner_graph)
+    n_carries: int
+    n_sequences: int
+    traced: tuple[bool, ...]
+    reverse: bool = False
+    while_loop: bool = False
+    truncate_gradient: int = -1
+
+    def __attrs_post_init__(self) -> None:
+        inner = self.inner_graph
+        if len(self.traced) != self.n_carries:
+            raise ValueError(f"Scan: traced has {len(self.traced)} flags for {self.n_carries} carries")
+        if self.n_carries + self.n_sequences > len(inner.inputs):
+            raise ValueError(
+                f"Scan: {self.n_carries} carries and {self.n_sequences} sequences need more than "
+                f"the inner graph's {len(inner.inputs)} params"
+            )
+        if self.n_carries + int(self.while_loop) > len(inner.outputs):
+            raise ValueError("Scan: the inner graph has fewer outputs than carries")
+        for number in range(self.n_carries):
+            param, result = inner.inputs[number], inner.outputs[number]
+            if not _fits(result.type, param.type):
+                raise TypeError(
+                    f"Scan: carry {number} is {param.type} but the step computes {result.type}"
+                )
+        if self.while_loop:
+            stop = inner.outputs[-1].type
+            if stop.dtype != "bool" or stop.ndim != 0:
+                raise TypeError(f"Scan: the stop condition must be a bool scalar, got {stop}")
+        if self.truncate_gradient == 0 or self.truncate_gradient < -1:
+            raise ValueError(
+                f"Scan: truncate_gradient must be -1 (all steps) or positive, got "
+                f"{self.truncate_gradient}"
+            )
+
+    # -- layout ---------------------------------------------------------------------------
+    @property
+    def n_non_sequences(self) -> int:
+        return len(self.inner_graph.inputs) - self.n_carries - self.n_sequences
+
+    @property
+    def n_ys(self) -> int:
+        """Per-step outputs: inner outputs that are neither next carries nor the stop."""
+        return len(self.inner_graph.outputs) - self.n_carries - int(self.while_loop)
+
+    @property
+    def carry_types(self) -> tuple[TensorType, ...]:
+        return tuple(p.type for p in self.inner_graph.inputs[: self.n_carries])
+
+    @property
+    def ys_types(self) -> tuple[TensorType, ...]:
+        start = self.n_carries
+        return tuple(o.type for o in self.inner_graph.outputs[start : start + self.n_ys])
+
+    @property
+    def traced_carries(self) -> tuple[int, ...]:
+        """Indices of the carries whose trace is an output, in output order."""
+        return tuple(k for k, keep in enumerate(self.traced) if keep)
+
+    def output_index(self, kind: str, number: int) -> int:
+        """Position among the outer outputs of carry `number`'s final value ("final") or
+        trace ("trace"), of ys `number`'s trace ("ys"), or of the executed count."""
+        if kind == "final":
+            return number
+        if kind == "trace":
+            return self.n_carries + self.traced_carries.index(number)
+        if kind == "ys":
+            return self.n_carries + len(self.traced_carries) + number
+        if kind == "executed" and self.while_loop:
+            return self.n_carries + len(self.traced_carries) + self.n_ys
+        raise ValueError(f"Scan has no output of kind {kind!r}")
+
+    # -- Op protocol ----------------------------------------------------------------------
+    def infer(self, *input_types: TensorType) -> tuple[TensorType, ...]:
+        params = self.inner_graph.inputs
+        if len(input_types) != 1 + len(params):
+            raise TypeError(
+                f"{self}: expected {1 + len(params)} inputs (n_steps, carries, sequences, "
+                f"non-sequences), got {len(input_types)}"
+            )
+        steps = input_types[0]
+        if steps.ndim != 0 or not is_integer(steps.dtype):
+            raise TypeError(f"{self}: n_steps must be an integer scalar, got {steps}")
+        for number, (got, param) in enumerate(zip(input_types[1:], params)):
+            want = param.type
+            if self.n_carries <= number < self.n_carries + self.n_sequences:
+                want = TensorType(want.dtype, (None, *want.shape))
+                if got.ndim == want.ndim:
+                    want = TensorType(want.dtype, (got.shape[0], *param.type.shape))
+            _check_input(self, self._describe(number), got, want)
+        carries = self.carry_types
+        outputs = [*carries]
+        outputs += [_traced(carries[k]) for k in self.traced_carries]
+        outputs += [_traced(t) for t in self.ys_types]
+        if self.while_loop:
+            outputs.append(TensorType("int64", ()))
+        return tuple(outputs)
+
+    def _describe(self, number: int) -> str:
+        if number < self.n_carries:
+            return f"initial value of carry {number}"
+        if number < self.n_carries + self.n_sequences:
+            return f"sequence {number - self.n_carries}"
+        return f"non-sequence {number - self.n_carries - self.n_sequences}"
+
+    def perform(self, *inputs: Array) -> tuple[Array, ...]:
+        n_steps = int(inputs[0])
+        carries = list(inputs[1 : 1 + self.n_carries])
+        sequences = inputs[1 + self.n_carries : 1 + self.n_carries + self.n_sequences]
+        non_sequences = inputs[1 + self.n_carries + self.n_sequences :]
+        check_steps(n_steps, tuple(len(s) for s in sequences))
+        params = self.inner_graph.inputs
+        outputs = self.inner_graph.outputs
+        traces: list[list[Array]] = [[] for _ in self.traced_carries]
+        ys: list[list[Array]] = [[] for _ in range(self.n_ys)]
+        order = range(n_steps - 1, -1, -1) if self.reverse else range(n_steps)
+        executed = 0
+        for step in order:
+            rows = [sequence[step] for sequence in sequences]
+            values = evaluate(outputs, dict(zip(params, (*carries, *rows, *non_sequences))))
+            for number in range(self.n_carries):
+                check_carry_shape(number, step, carries[number].shape, values[number].shape)
+            carries = values[: self.n_carries]
+            for trace, k in zip(traces, self.traced_carries):
+                trace.append(carries[k])
+            for trace, value in zip(ys, values[self.n_carries : self.n_carries + self.n_ys]):
+                trace.append(value)
+            executed += 1
+            if self.while_loop and bool(values[-1]):
+                break
+        carry_types = self.carry_types
+        results: list[Array] = list(carries)
+        results += [
+            _stack(trace, carry_types[k], carries[k].shape, self.reverse)
+            for trace, k in zip(traces, self.traced_carries)
+        ]
+        results += [_stack(trace, t, None, self.reverse) for trace, t in zip(ys, self.ys_types)]
+        if self.while_loop:
+            results.append(np.array(executed, dtype="int64"))
+        return tuple(results)
+
+    def pullback(
+        self,
+        inputs: tuple[Variable, ...],
+        outputs: tuple[Variable, ...],
+        cotangents: tuple[Variable | None, ...],
+    ) -> tuple[Variable | None, ...]:
+        from ops.scan_grad import scan_pullback
+
+        return scan_pullback(self, inputs, cotangents)
+
+    def pushforward(
+        self,
+        inputs: tuple[Variable, ...],
+        outputs: tuple[Variable, ...],
+        tangents: tuple[Variable | None, ...],
+    ) -> tuple[Variable | None, ...]:
+        from ops.scan_grad import scan_pushforward
+
+        return scan_pushforward(self, inputs, tangents)
+
+    def __str__(self) -> str:
+        flags = [f"carries={self.n_carries}", f"sequences={self.n_sequences}"]
+        if any(self.traced):
+            flags.append("traced=" + "".join("T" if keep else "-" for keep in self.traced))
+        flags += ["reverse"] * self.reverse + ["while"] * self.while_loop
+        if self.truncate_gradient != -1:
+            flags.append(f"truncate={self.truncate_gradient}")
+        return f"Scan{{{', '.join(flags)}}}"
+
+
+def check_steps(n_steps: int, sequence_lengths: tuple[int, ...]) -> None:
+    """The run-time checks of a loop's step count, shared by `perform` and the numba
+    kernel's error text: n_steps is not negative and no sequence is shorter."""
+    if n_steps < 0:
+        raise ValueError(f"Scan: n_steps is {n_steps}; it must be >= 0")
+    for number, length in enumerate(sequence_lengths):
+        if length < n_steps:
+            raise ValueError(
+                f"Scan: sequence {number} has {length} rows, fewer than n_steps={n_steps}"
+            )
+
+
+def check_carry_shape(number: int, step: int, before: tuple[int, ...], after: tuple[int, ...]) -> None:
+    if before != after:
+        raise ValueError(
+            f"Scan: carry {number} changed shape from {before} to {after} at step {step}; a "
+            "carry keeps its initial value's shape"
+        )
+
+
+def _fits(got: TensorType, want: TensorType) -> bool:
+    """Same dtype and rank, and no conflicting static length."""
+    return (
+        got.dtype == want.dtype
+        and got.ndim == want.ndim
+        and all(a is None or b is None or a == b for a, b in zip(got.shape, want.shape))
+    )
+
+
+def _check_input(op: Op, what: str, got: TensorType, want: TensorType) -> None:
+    if got.dtype != want.dtype:
+        raise DTypeError(f"{op}: the {what} must be {want}, got {got}")
+    if not _fits(got, want):
+        raise ShapeError(f"{op}: the {what} must be {want}, got {got}")
+
+
+def _traced(row: TensorType) -> TensorType:
+    return TensorType(row.dtype, (None, *row.shape))
+
+
+def _stack(
+    rows: list[Array], row_type: TensorType, known: tuple[int, ...] | None, reverse: bool
+) -> Array:
+    """The trace of `rows` (in the order the steps ran), indexed by step. With no rows,
+    an empty trace whose unknown row lengths are those of the carry, or 0."""
+    if rows:
+        return np.stack(rows[::-1] if reverse else rows)
+    shape = known if known is not None else tuple(n or 0 for n in row_type.shape)
+    return np.empty((0, *shape), dtype=row_type.dtype)
