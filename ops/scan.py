@@ -19,7 +19,7 @@ none of it:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, overload
 
 import attrs
 import numpy as np
@@ -34,7 +34,13 @@ from ops.scan_op import Scan
 
 StepFunction: TypeAlias = Callable[..., Any]
 """Receives sequence taps, output taps, non-sequences (in that order), returns one
-variable, a sequence of them, `until(cond)`, or `(outputs, until(cond))`."""
+variable, a sequence of them, or either with a stop condition: `(outputs, until(cond))`."""
+OneOutputStep: TypeAlias = "Callable[..., Variable | tuple[Variable, Until]]"
+"""A step function returning one output: the loop returns one variable."""
+SeveralOutputsStep: TypeAlias = (
+    "Callable[..., tuple[Variable, ...] | list[Variable] | tuple[Sequence[Variable], Until]]"
+)
+"""A step function returning a tuple or list of outputs: the loop returns a tuple."""
 SequenceSpec: TypeAlias = "TensorLike | Mapping[str, Any]"
 OutputSpec: TypeAlias = "TensorLike | Mapping[str, Any] | None"
 
@@ -71,6 +77,42 @@ class _Output:
         return -min(self.taps) if self.taps else 0
 
 
+@overload
+def scan(
+    fn: OneOutputStep,
+    sequences: SequenceSpec | Sequence[SequenceSpec] | None = None,
+    outputs_info: OutputSpec | Sequence[OutputSpec] = None,
+    non_sequences: TensorLike | Sequence[TensorLike] | None = None,
+    n_steps: TensorLike | None = None,
+    go_backwards: bool = False,
+    truncate_gradient: int = -1,
+) -> Variable: ...
+
+
+@overload
+def scan(
+    fn: SeveralOutputsStep,
+    sequences: SequenceSpec | Sequence[SequenceSpec] | None = None,
+    outputs_info: OutputSpec | Sequence[OutputSpec] = None,
+    non_sequences: TensorLike | Sequence[TensorLike] | None = None,
+    n_steps: TensorLike | None = None,
+    go_backwards: bool = False,
+    truncate_gradient: int = -1,
+) -> tuple[Variable, ...]: ...
+
+
+@overload
+def scan(
+    fn: StepFunction,
+    sequences: SequenceSpec | Sequence[SequenceSpec] | None = None,
+    outputs_info: OutputSpec | Sequence[OutputSpec] = None,
+    non_sequences: TensorLike | Sequence[TensorLike] | None = None,
+    n_steps: TensorLike | None = None,
+    go_backwards: bool = False,
+    truncate_gradient: int = -1,
+) -> Any: ...
+
+
 def scan(
     fn: StepFunction,
     sequences: SequenceSpec | Sequence[SequenceSpec] | None = None,
@@ -96,6 +138,33 @@ def scan(
     return loop.returned[0] if len(loop.returned) == 1 else loop.returned
 
 
+@overload
+def map(
+    fn: OneOutputStep,
+    sequences: SequenceSpec | Sequence[SequenceSpec],
+    non_sequences: TensorLike | Sequence[TensorLike] | None = None,
+    go_backwards: bool = False,
+) -> Variable: ...
+
+
+@overload
+def map(
+    fn: SeveralOutputsStep,
+    sequences: SequenceSpec | Sequence[SequenceSpec],
+    non_sequences: TensorLike | Sequence[TensorLike] | None = None,
+    go_backwards: bool = False,
+) -> tuple[Variable, ...]: ...
+
+
+@overload
+def map(
+    fn: StepFunction,
+    sequences: SequenceSpec | Sequence[SequenceSpec],
+    non_sequences: TensorLike | Sequence[TensorLike] | None = None,
+    go_backwards: bool = False,
+) -> Any: ...
+
+
 def map(
     fn: StepFunction,
     sequences: SequenceSpec | Sequence[SequenceSpec],
@@ -104,6 +173,39 @@ def map(
 ) -> Any:
     """`fn` applied to each row of the sequences, results stacked (PyTensor's `map`)."""
     return scan(fn, sequences, None, non_sequences, go_backwards=go_backwards)
+
+
+@overload
+def reduce(
+    fn: OneOutputStep,
+    sequences: SequenceSpec | Sequence[SequenceSpec] | None,
+    outputs_info: OutputSpec | Sequence[OutputSpec],
+    non_sequences: TensorLike | Sequence[TensorLike] | None = None,
+    go_backwards: bool = False,
+    n_steps: TensorLike | None = None,
+) -> Variable: ...
+
+
+@overload
+def reduce(
+    fn: SeveralOutputsStep,
+    sequences: SequenceSpec | Sequence[SequenceSpec] | None,
+    outputs_info: OutputSpec | Sequence[OutputSpec],
+    non_sequences: TensorLike | Sequence[TensorLike] | None = None,
+    go_backwards: bool = False,
+    n_steps: TensorLike | None = None,
+) -> tuple[Variable, ...]: ...
+
+
+@overload
+def reduce(
+    fn: StepFunction,
+    sequences: SequenceSpec | Sequence[SequenceSpec] | None,
+    outputs_info: OutputSpec | Sequence[OutputSpec],
+    non_sequences: TensorLike | Sequence[TensorLike] | None = None,
+    go_backwards: bool = False,
+    n_steps: TensorLike | None = None,
+) -> Any: ...
 
 
 def reduce(
@@ -120,6 +222,33 @@ def reduce(
     return loop.returned[0] if len(loop.returned) == 1 else loop.returned
 
 
+@overload
+def foldl(
+    fn: OneOutputStep,
+    sequences: SequenceSpec | Sequence[SequenceSpec] | None,
+    outputs_info: OutputSpec | Sequence[OutputSpec],
+    non_sequences: TensorLike | Sequence[TensorLike] | None = None,
+) -> Variable: ...
+
+
+@overload
+def foldl(
+    fn: SeveralOutputsStep,
+    sequences: SequenceSpec | Sequence[SequenceSpec] | None,
+    outputs_info: OutputSpec | Sequence[OutputSpec],
+    non_sequences: TensorLike | Sequence[TensorLike] | None = None,
+) -> tuple[Variable, ...]: ...
+
+
+@overload
+def foldl(
+    fn: StepFunction,
+    sequences: SequenceSpec | Sequence[SequenceSpec] | None,
+    outputs_info: OutputSpec | Sequence[OutputSpec],
+    non_sequences: TensorLike | Sequence[TensorLike] | None = None,
+) -> Any: ...
+
+
 def foldl(
     fn: StepFunction,
     sequences: SequenceSpec | Sequence[SequenceSpec] | None,
@@ -128,6 +257,33 @@ def foldl(
 ) -> Any:
     """`reduce` from the first row to the last."""
     return reduce(fn, sequences, outputs_info, non_sequences)
+
+
+@overload
+def foldr(
+    fn: OneOutputStep,
+    sequences: SequenceSpec | Sequence[SequenceSpec] | None,
+    outputs_info: OutputSpec | Sequence[OutputSpec],
+    non_sequences: TensorLike | Sequence[TensorLike] | None = None,
+) -> Variable: ...
+
+
+@overload
+def foldr(
+    fn: SeveralOutputsStep,
+    sequences: SequenceSpec | Sequence[SequenceSpec] | None,
+    outputs_info: OutputSpec | Sequence[OutputSpec],
+    non_sequences: TensorLike | Sequence[TensorLike] | None = None,
+) -> tuple[Variable, ...]: ...
+
+
+@overload
+def foldr(
+    fn: StepFunction,
+    sequences: SequenceSpec | Sequence[SequenceSpec] | None,
+    outputs_info: OutputSpec | Sequence[OutputSpec],
+    non_sequences: TensorLike | Sequence[TensorLike] | None = None,
+) -> Any: ...
 
 
 def foldr(

@@ -32,6 +32,7 @@ from ops.grad import backpropagate, propagate_tangents, sum_by_variable
 from ops.join import concatenate
 from ops.dimshuffle import expand_dims
 from ops.scan_op import Scan
+from ops.reshape import reshape
 from ops.shape_vector import static_value
 from ops.subtensor import set_subtensor
 
@@ -217,12 +218,25 @@ def _plus(shift: Variable | None, value: Variable | None) -> Variable | None:
 def _place(rows: Variable, sequence: Variable, start: Variable | None, stop: Variable) -> Variable:
     """The gradient of `sequence` whose rows start:stop are `rows` and the rest zeros;
     `rows` itself when they cover the sequence by construction (stop is its length)."""
-    covers_end = stop is sequence.shape[0] or (
+    length = sequence.shape[0]
+    same_as_length = stop.owner is not None and (stop.owner, stop.index) == (length.owner, 0)
+    covers_end = same_as_length or (
         static_value(stop) is not None and static_value(stop) == sequence.type.shape[0]
     )
+    rows = _rows_shaped_like(rows, sequence)
     if start is None and covers_end:
         return rows
     return set_subtensor(zeros_like(sequence)[slice(start, stop)], rows)
+
+
+def _rows_shaped_like(rows: Variable, sequence: Variable) -> Variable:
+    """`rows` with the sequence's row shape. A per-step output's trace after zero steps
+    has length 0 along its unknown axes too; a gradient must have its primal's shape."""
+    row_shape = sequence.type.shape[1:]
+    if all(n is not None for n in row_shape) and rows.type.shape[1:] == row_shape:
+        return rows
+    lengths = [rows.shape[0], *(sequence.shape[axis] for axis in range(1, sequence.ndim))]
+    return reshape(rows, lengths)
 
 
 def scan_pushforward(
