@@ -79,8 +79,11 @@ def test_taps_on_sequences_and_outputs() -> None:
 
 def test_per_step_outputs_final_only_and_go_backwards() -> None:
     def build(x0: Variable, xs: Variable) -> Variable:
-        total, squares = pt.scan(lambda x, acc: (acc * x + 1, pt.sin(x * acc)),
-                                 sequences=[xs], outputs_info=[x0, None], go_backwards=True)
+        loop: tuple[Variable, ...] = pt.scan(
+            lambda x, acc: (acc * x + 1, pt.sin(x * acc)),
+            sequences=[xs], outputs_info=[x0, None], go_backwards=True,
+        )
+        total, squares = loop
         folded: Variable = pt.foldr(lambda x, acc: acc * pt.cos(x), xs, x0)
         return total.sum() + squares.sum() + folded
 
