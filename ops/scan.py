@@ -31,6 +31,7 @@ from fgraph.traverse import rebuild
 from ops.convert import as_tensor, constant
 from ops.elemwise import cast, minimum, neq
 from ops.scan_op import Scan
+from ops.shape_vector import static_value
 
 StepFunction: TypeAlias = Callable[..., Any]
 """Receives sequence taps, output taps, non-sequences (in that order), returns one
@@ -409,10 +410,13 @@ def _build(
             row_inputs.append(Input(_row_type(sliced), name))
     if n_steps is not None:
         steps = _as_steps(n_steps)
+        static_steps = static_value(steps)
     elif rows:
         steps = rows[0].shape[0]
         for row in rows[1:]:
             steps = minimum(steps, row.shape[0])
+        lengths = [row.type.shape[0] for row in rows]
+        static_steps = None if None in lengths else min(n for n in lengths if n is not None)
     else:
         raise ValueError("scan: give n_steps or at least one sequence")
 
@@ -492,6 +496,7 @@ def _build(
         traced=traced,
         while_loop=stop is not None,
         truncate_gradient=truncate_gradient,
+        length=None if stop is not None else static_steps,
     )
     loop_outputs = op.apply(steps, *carry_initials, *rows, *non_sequences, *captured)
     picked = []

@@ -46,6 +46,7 @@ def closed_scan(
     traced: tuple[bool, ...],
     reverse: bool,
     while_loop: bool,
+    length: int | None,
 ) -> Scan:
     """The `Scan` whose body computes `outputs` from the given inputs, renamed to params."""
     inputs = (*carries, *sequences, *non_sequences)
@@ -58,6 +59,7 @@ def closed_scan(
         traced=traced,
         reverse=reverse,
         while_loop=while_loop,
+        length=length,
     )
 
 
@@ -164,6 +166,7 @@ def scan_pullback(
         traced=(False,) * (len(cotangent_inputs) + len(sum_inputs)),
         reverse=not op.reverse,
         while_loop=False,
+        length=_kept_length(op),
     )
     start_cotangents = [
         zeros_like(initials[k]) if final_cotangents[k] is None else _given(final_cotangents[k])
@@ -193,6 +196,13 @@ def scan_pullback(
         start, stop = _plus(offset, lo), _given(_plus(offset, executed if hi is None else hi))
         gradients[1 + n_carries + k] = _place(trace, sequences[k], start, stop)
     return tuple(gradients)
+
+
+def _kept_length(op: Scan) -> int | None:
+    """How many steps the backward loop runs, when that is known statically."""
+    if op.length is None or op.truncate_gradient < 0:
+        return op.length
+    return min(op.length, op.truncate_gradient)
 
 
 def _given(variable: Variable | None) -> Variable:
@@ -296,6 +306,7 @@ def scan_pushforward(
         traced=(*op.traced, *(op.traced[k] for k in differentiable_carries)),
         reverse=op.reverse,
         while_loop=op.while_loop,
+        length=op.length,
     )
     start_tangents = [
         zeros_like(initials[k]) if initial_tangents[k] is None else _given(initial_tangents[k])

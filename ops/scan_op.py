@@ -61,6 +61,9 @@ class Scan(Op):
     reverse: bool = False
     while_loop: bool = False
     truncate_gradient: int = -1
+    length: int | None = None
+    """The step count when it is known statically (the traces' static length); checked
+    against `n_steps` at run time. Never set for while-loops."""
 
     def __attrs_post_init__(self) -> None:
         inner = self.inner_graph
@@ -83,6 +86,8 @@ class Scan(Op):
             stop = inner.outputs[-1].type
             if stop.dtype != "bool" or stop.ndim != 0:
                 raise TypeError(f"Scan: the stop condition must be a bool scalar, got {stop}")
+        if self.length is not None and (self.while_loop or self.length < 0):
+            raise ValueError(f"Scan: a static length ({self.length}) needs a for-loop of >= 0 steps")
         if self.truncate_gradient == 0 or self.truncate_gradient < -1:
             raise ValueError(
                 f"Scan: truncate_gradient must be -1 (all steps) or positive, got "
@@ -146,8 +151,8 @@ class Scan(Op):
             _check_input(self, self._describe(number), got, want)
         carries = self.carry_types
         outputs = [*carries]
-        outputs += [_traced(carries[k]) for k in self.traced_carries]
-        outputs += [_traced(t) for t in self.ys_types]
+        outputs += [_traced(carries[k], self.length) for k in self.traced_carries]
+        outputs += [_traced(t, self.length) for t in self.ys_types]
         if self.while_loop:
             outputs.append(TensorType("int64", ()))
         return tuple(outputs)
@@ -164,7 +169,7 @@ class Scan(Op):
         carries = list(inputs[1 : 1 + self.n_carries])
         sequences = inputs[1 + self.n_carries : 1 + self.n_carries + self.n_sequences]
         non_sequences = inputs[1 + self.n_carries + self.n_sequences :]
-        check_steps(n_steps, tuple(len(s) for s in sequences))
+        check_steps(n_steps, tuple(len(s) for s in sequences), self.length)
         params = self.inner_graph.inputs
         outputs = self.inner_graph.outputs
         traces: list[list[Array]] = [[] for _ in self.traced_carries]
@@ -220,16 +225,20 @@ class Scan(Op):
         if any(self.traced):
             flags.append("traced=" + "".join("T" if keep else "-" for keep in self.traced))
         flags += ["reverse"] * self.reverse + ["while"] * self.while_loop
+        if self.length is not None:
+            flags.append(f"length={self.length}")
         if self.truncate_gradient != -1:
             flags.append(f"truncate={self.truncate_gradient}")
         return f"Scan{{{', '.join(flags)}}}"
 
 
-def check_steps(n_steps: int, sequence_lengths: tuple[int, ...]) -> None:
-    """The run-time checks of a loop's step count, shared by `perform` and the numba
-    kernel's error text: n_steps is not negative and no sequence is shorter."""
+def check_steps(n_steps: int, sequence_lengths: tuple[int, ...], length: int | None) -> None:
+    """The run-time checks of a loop's step count: n_steps is not negative, equals the
+    static length if there is one, and no sequence is shorter."""
     if n_steps < 0:
         raise ValueError(f"Scan: n_steps is {n_steps}; it must be >= 0")
+    if length is not None and n_steps != length:
+        raise ValueError(f"Scan: n_steps is {n_steps}, but the loop was built for {length} steps")
     for number, length in enumerate(sequence_lengths):
         if length < n_steps:
             raise ValueError(
@@ -261,8 +270,8 @@ def _check_input(op: Op, what: str, got: TensorType, want: TensorType) -> None:
         raise ShapeError(f"{op}: the {what} must be {want}, got {got}")
 
 
-def _traced(row: TensorType) -> TensorType:
-    return TensorType(row.dtype, (None, *row.shape))
+def _traced(row: TensorType, length: int | None) -> TensorType:
+    return TensorType(row.dtype, (length, *row.shape))
 
 
 def _stack(
