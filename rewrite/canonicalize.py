@@ -20,7 +20,7 @@ from fgraph.dtypes import can_cast_safely
 from ops.broadcast import BroadcastTo
 from ops.creation import Alloc
 from ops.dimshuffle import DimShuffle
-from ops.elemwise import Elemwise
+from ops.elemwise import Elemwise, ones_like
 from ops.reshape import Reshape
 from ops.scalar import Add, Cast, Mul, Neg, Pow, Second, Sub, TrueDiv
 from ops.shape_vector import Shape, ShapeI
@@ -96,6 +96,16 @@ def pow_one(node: Apply) -> Sequence[Variable] | None:
     match node:
         case Apply(op=Elemwise(scalar_op=Pow()), inputs=(x, one)) if is_constant_value(one, 1):
             return replacement(x, node.out)
+    return None
+
+
+@rule(Elemwise)
+def pow_zero(node: Apply) -> Sequence[Variable] | None:
+    """x ** 0 -> 1 (as NumPy, for nan and inf too), shaped like the result."""
+    match node:
+        case Apply(op=Elemwise(scalar_op=Pow()), inputs=(x, zero)) if is_constant_value(zero, 0):
+            return replacement(ones_like(x) if x.type == node.out.type else ones_like(
+                Elemwise(Second())(x, zero)), node.out)
     return None
 
 
@@ -224,6 +234,7 @@ CANONICALIZE = RuleSet(
         sub_zero,
         div_by_one,
         pow_one,
+        pow_zero,
         double_neg,
         cast_to_own_dtype,
         merge_casts,

@@ -18,16 +18,18 @@ from rewrite.fusion import fuse_elemwise
 from rewrite.inc_subtensor import INC_SUBTENSOR
 from rewrite.inline import INLINE
 from rewrite.inner import InnerGraphPass
+from rewrite.join import JOIN
 from rewrite.inplace import inplace_pass
 from rewrite.pipeline import Pipeline, rule_pass
 from rewrite.rule import RuleSet
+from rewrite.scan import scan_pass
 from rewrite.shapes import SHAPES
 from rewrite.specialize import SPECIALIZE
 from rewrite.stabilize import STABILIZE
 from rewrite.subtensor import LIFT_SUBTENSOR, SUBTENSOR
 
 SIMPLIFY = RuleSet.union(
-    "simplify", CONSTANT_FOLD, CANONICALIZE, SHAPES, SUBTENSOR, INC_SUBTENSOR
+    "simplify", CONSTANT_FOLD, CANONICALIZE, SHAPES, SUBTENSOR, INC_SUBTENSOR, JOIN
 )
 """Constant folding, canonicalization and the shape and indexing simplifications
 together, so each enables the others in one pass."""
@@ -43,7 +45,9 @@ SPECIALIZE_AND_SIMPLIFY = RuleSet.union("specialize_and_simplify", SPECIALIZE, S
 """Cheaper special cases (powers, division by constants), once stabilization has seen the
 general forms it matches."""
 
-INNER_GRAPHS = Pipeline("inner_graphs", (rule_pass(SIMPLIFY), rule_pass(STABILIZE_AND_SIMPLIFY)))
+INNER_GRAPHS = Pipeline(
+    "inner_graphs", (rule_pass(SIMPLIFY), rule_pass(STABILIZE_AND_SIMPLIFY), scan_pass)
+)
 """What runs on the inner graph of every op that has one (simplifications only)."""
 
 FAST_RUN = Pipeline(
@@ -51,14 +55,19 @@ FAST_RUN = Pipeline(
     (
         rule_pass(INLINE),
         rule_pass(STABILIZE_AND_SIMPLIFY),
+        scan_pass,
         rule_pass(SIMPLIFY_AND_LIFT),
         rule_pass(SPECIALIZE_AND_SIMPLIFY),
         InnerGraphPass(INNER_GRAPHS, skip=(Fused,)),
+        scan_pass,
+        rule_pass(SIMPLIFY_AND_LIFT),
         fuse_elemwise,
         inplace_pass,
     ),
 )
 """Full optimization, for `function(..., mode="fast_run")`; inplace is always last.
+Loops are rewritten once their inputs are simplified, and again once their bodies are
+(bodies only get simpler), with the indexing rules cleaning up what unrolling leaves.
 Stabilization runs before lifting: it removes readers (`log(1 - sigmoid(x))` stops
 reading `sigmoid(x)`), and lifting depends on who reads a value, so the other order left
 work for a second run (optimize must be idempotent)."""

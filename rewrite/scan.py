@@ -1,0 +1,508 @@
+"""Loop rewrites: lean loops by construction, one small pure transformation at a time.
+
+`scan_pass` is a `Graph -> Graph` pass. Each transformation below looks at one `Scan`
+node (or one reader of it) with the graph's exact clients and returns replacements for
+some of the graph's variables, or None; the pass applies the first that fires, rebuilds
+the graph and starts over, until none fires. Graphs hold few loops, and a graph without
+one costs a single walk over its nodes.
+
+- `static_length`: a constant step count becomes the op's static length.
+- `final_instead_of_last_row`: `trace[n - 1]` (`trace[0]` for a reversed loop) of a loop
+  of static length n >= 1 is the carry's final value.
+- `remove_unused`: outputs nobody reads, carries whose final value and trace are unread
+  and that no kept value depends on (groups feeding only each other included), traces
+  nobody reads (the carry keeps two slots, not n), and sequences and non-sequences the
+  kept body no longer reads.
+- `inline_constants`: constant non-sequences, and sequences of identical constant rows,
+  become constants of the body (so the body's own rewrites can fold them).
+- `push_out_invariants`: body work that reads only non-sequences and constants runs
+  once, before the loop, and enters it as a non-sequence.
+- `vectorize_map`: a loop with no carries whose body is elementwise is that elementwise
+  computation over whole sequences: the loop disappears.
+- `unroll`: a loop of at most `UNROLL_MAX_STEPS` constant steps whose body has at most
+  `UNROLL_MAX_NODES` nodes in all copies becomes straight-line code, which the rest of the
+  pipeline simplifies and fuses (the seed's second derivative becomes one expression).
+- `merge_traced_variants`: loops with equal inputs whose ops differ only in which carries
+  they trace (the pullback asks for the traced twin of the loop it differentiates)
+  become one loop tracing the union.
+- `merge_independent_loops`: loops over the same step count, direction and static length,
+  neither reading the other, become one loop.
+
+Bodies are rewritten by `rewrite.inner.InnerGraphPass` like any inner graph; the pipeline
+runs this pass again afterwards, since bodies only get simpler.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import attrs
+import numpy as np
+
+from fgraph import Apply, Constant, Graph, Param, Variable, toposort
+from fgraph.traverse import rebuild
+from ops.dimshuffle import expand_dims
+from ops.elemwise import Elemwise
+from ops.join import stack
+from ops.scan_op import Scan
+from ops.shape_vector import static_value
+from ops.subtensor import Subtensor
+
+UNROLL_MAX_STEPS = 8
+"""Loops of more constant steps stay loops: unrolling pays when the copies simplify
+together (a short recurrence and its derivatives fold into one fused expression), not for
+long loops, whose straight-line code would only cost compile time."""
+UNROLL_MAX_NODES = 256
+"""Largest unrolled body (steps x body nodes): numba's compile time grows steeply with the
+size of a function."""
+MAX_ROUNDS = 1000
+
+Replacements = dict[Variable, Variable]
+Transform = Callable[[Apply, Graph], Replacements | None]
+
+
+def scan_pass(graph: Graph) -> Graph:
+    """`graph` with the loop rewrites applied until none fires."""
+    for _ in range(MAX_ROUNDS):
+        changed = _one_rewrite(graph)
+        if changed is None:
+            return graph
+        graph = changed
+    raise RuntimeError(f"scan_pass: still rewriting after {MAX_ROUNDS} rounds")
+
+
+def _one_rewrite(graph: Graph) -> Graph | None:
+    loops = [node for node in graph.nodes if isinstance(node.op, Scan)]
+    if not loops:
+        return None
+    for node in graph.nodes:
+        if isinstance(node.op, Scan):
+            transforms = NODE_TRANSFORMS
+        elif isinstance(node.op, Subtensor):
+            transforms = READER_TRANSFORMS
+        else:
+            continue
+        for transform in transforms:
+            found = transform(node, graph)
+            if found:
+                return _replaced(graph, found)
+    for graph_transform in GRAPH_TRANSFORMS:
+        found = graph_transform(loops, graph)
+        if found:
+            return _replaced(graph, found)
+    return None
+
+
+def _replaced(graph: Graph, replacements: Mapping[Variable, Variable]) -> Graph:
+    for old, new in replacements.items():
+        if not new.type.is_subtype_of(old.type):
+            raise TypeError(f"scan_pass: replacing {old.type} by {new.type}")
+    return Graph(graph.inputs, rebuild(graph.outputs, replacements), graph.dedup_nodes)
+
+
+# -- the pieces of a loop node ---------------------------------------------------------------
+@attrs.frozen
+class _Parts:
+    """A Scan node's outer inputs by kind."""
+
+    op: Scan
+    n_steps: Variable
+    initials: tuple[Variable, ...]
+    sequences: tuple[Variable, ...]
+    non_sequences: tuple[Variable, ...]
+
+
+def _parts(node: Apply) -> _Parts:
+    op = node.op
+    if not isinstance(op, Scan):
+        raise TypeError(f"not a loop: {node}")
+    c, s = op.n_carries, op.n_sequences
+    inputs = node.inputs
+    return _Parts(op, inputs[0], inputs[1 : 1 + c], inputs[1 + c : 1 + c + s], inputs[1 + c + s :])
+
+
+def _is_read(variable: Variable, graph: Graph) -> bool:
+    return bool(graph.clients.get(variable)) or variable in graph.outputs
+
+
+def _rebuilt_body(
+    op: Scan, new_params: Sequence[Variable | None], outputs: Sequence[Variable]
+) -> Graph:
+    """A body over fresh positional params: `new_params[i]` is what old param i becomes
+    (a param of the new body, or a constant), and `outputs` are old-body variables."""
+    mapping = {
+        old: new for old, new in zip(op.inner_graph.inputs, new_params) if new is not None
+    }
+    kept = [p for p in new_params if isinstance(p, Param)]
+    return Graph(kept, rebuild(outputs, mapping))
+
+
+def _params(types: Sequence[Variable]) -> list[Param]:
+    return [Param(k, v.type) for k, v in enumerate(types)]
+
+
+def _depends(outputs: Sequence[Variable], params: Sequence[Variable]) -> list[set[int]]:
+    """For each output, the indices of the params it reads."""
+    index = {p: k for k, p in enumerate(params)}
+    reads: dict[Variable, frozenset[int]] = {p: frozenset([k]) for p, k in index.items()}
+    for node in toposort(outputs):
+        found = frozenset().union(*(reads.get(v, frozenset()) for v in node.inputs))
+        for output in node.outputs:
+            reads[output] = found
+    return [set(reads.get(o, frozenset())) for o in outputs]
+
+
+def _new_loop(
+    parts: _Parts,
+    body: Graph,
+    n_carries: int,
+    n_sequences: int,
+    traced: tuple[bool, ...],
+    outer: Sequence[Variable],
+) -> tuple[Scan, tuple[Variable, ...]]:
+    op = attrs.evolve(parts.op, inner_graph=body, n_carries=n_carries, n_sequences=n_sequences,
+                      traced=traced)
+    return op, op.apply(parts.n_steps, *outer)
+
+
+# -- node transforms ------------------------------------------------------------------------
+def static_length(node: Apply, graph: Graph) -> Replacements | None:
+    """A constant step count gives the loop (and its traces) a static length."""
+    op = node.op
+    if not isinstance(op, Scan) or op.while_loop or op.length is not None:
+        return None
+    steps = static_value(node.inputs[0])
+    if steps is None or steps < 0:
+        return None
+    new = attrs.evolve(op, length=steps).apply(*node.inputs)
+    return dict(zip(node.outputs, new))
+
+
+def final_instead_of_last_row(node: Apply, graph: Graph) -> Replacements | None:
+    """The last row a loop wrote into a carry's trace is the carry's final value."""
+    match node:
+        case Apply(op=Subtensor(idx_list=(int(row),)), inputs=(Variable(owner=Apply() as loop),)):
+            op = loop.op
+            if not isinstance(op, Scan) or op.length is None or op.length < 1:
+                return None
+            output = node.inputs[0].index
+            traced = op.traced_carries
+            first_trace = op.n_carries
+            if not first_trace <= output < first_trace + len(traced):
+                return None
+            last = 0 if op.reverse else op.length - 1
+            if row % op.length != last:
+                return None
+            return {node.out: loop.outputs[traced[output - first_trace]]}
+    return None
+
+
+def remove_unused(node: Apply, graph: Graph) -> Replacements | None:
+    """Drop what nobody reads: see the module docstring."""
+    parts = _parts(node)
+    op = parts.op
+    nc, ny = op.n_carries, op.n_ys
+    inner = op.inner_graph
+    final_read = [_is_read(node.outputs[k], graph) for k in range(nc)]
+    trace_read = {k: _is_read(node.outputs[op.output_index("trace", k)], graph)
+                  for k in op.traced_carries}
+    ys_read = [_is_read(node.outputs[op.output_index("ys", y)], graph) for y in range(ny)]
+    reads = _depends(inner.outputs, inner.inputs)
+    needed = {k for k in range(nc) if final_read[k] or trace_read.get(k, False)}
+    roots = [reads[nc + y] for y in range(ny) if ys_read[y]]
+    if op.while_loop:
+        roots.append(reads[-1])
+    for found in roots:
+        needed |= {p for p in found if p < nc}
+    pending = list(needed)
+    while pending:
+        k = pending.pop()
+        for p in reads[k]:
+            if p < nc and p not in needed:
+                needed.add(p)
+                pending.append(p)
+    kept_carries = sorted(needed)
+    kept_ys = [y for y in range(ny) if ys_read[y]]
+    kept_outputs = [k for k in kept_carries] + [nc + y for y in kept_ys]
+    if op.while_loop:
+        kept_outputs.append(len(inner.outputs) - 1)
+    used_params = set().union(*(reads[o] for o in kept_outputs)) | set(kept_carries)
+    first_sequence = nc
+    first_non_sequence = nc + op.n_sequences
+    kept_sequences = [s for s in range(op.n_sequences) if first_sequence + s in used_params]
+    kept_non_sequences = [
+        j for j in range(op.n_non_sequences) if first_non_sequence + j in used_params
+    ]
+    traced = tuple(op.traced[k] and trace_read[k] for k in kept_carries)
+    unchanged = (
+        len(kept_carries) == nc
+        and len(kept_ys) == ny
+        and len(kept_sequences) == op.n_sequences
+        and len(kept_non_sequences) == op.n_non_sequences
+        and traced == op.traced
+    )
+    if unchanged:
+        return None
+    old_params = (
+        [k for k in kept_carries]
+        + [first_sequence + s for s in kept_sequences]
+        + [first_non_sequence + j for j in kept_non_sequences]
+    )
+    params = _params([inner.inputs[p] for p in old_params])
+    new_params: list[Variable | None] = [None] * len(inner.inputs)
+    for new, old in zip(params, old_params):
+        new_params[old] = new
+    body = _rebuilt_body(op, new_params, [inner.outputs[o] for o in kept_outputs])
+    new_op, outputs = _new_loop(
+        parts,
+        body,
+        len(kept_carries),
+        len(kept_sequences),
+        traced,
+        [
+            *(parts.initials[k] for k in kept_carries),
+            *(parts.sequences[s] for s in kept_sequences),
+            *(parts.non_sequences[j] for j in kept_non_sequences),
+        ],
+    )
+    replacements: Replacements = {}
+    for number, k in enumerate(kept_carries):
+        replacements[node.outputs[k]] = outputs[number]
+        if traced[number]:
+            replacements[node.outputs[op.output_index("trace", k)]] = outputs[
+                new_op.output_index("trace", number)
+            ]
+    for number, y in enumerate(kept_ys):
+        replacements[node.outputs[op.output_index("ys", y)]] = outputs[
+            new_op.output_index("ys", number)
+        ]
+    if op.while_loop:
+        replacements[node.outputs[op.output_index("executed", 0)]] = outputs[
+            new_op.output_index("executed", 0)
+        ]
+    return replacements
+
+
+def _uniform_row(sequence: Variable) -> Constant | None:
+    """The row of a constant sequence whose rows are all equal."""
+    if not isinstance(sequence, Constant) or sequence.ndim == 0 or sequence.data.shape[0] == 0:
+        return None
+    rows = sequence.data
+    if not all(np.array_equal(rows[0], row, equal_nan=rows.dtype.kind in "fc") for row in rows):
+        return None
+    return Constant(np.ascontiguousarray(rows[0]))
+
+
+def inline_constants(node: Apply, graph: Graph) -> Replacements | None:
+    """Constant non-sequences, and constant sequences of equal rows, become constants of
+    the body."""
+    parts = _parts(node)
+    op = parts.op
+    nc, ns = op.n_carries, op.n_sequences
+    constant_rows = {s: _uniform_row(parts.sequences[s]) for s in range(ns)}
+    inlined_sequences = [s for s in range(ns) if constant_rows[s] is not None]
+    inlined_non_sequences = [
+        j for j, v in enumerate(parts.non_sequences) if isinstance(v, Constant)
+    ]
+    if not inlined_sequences and not inlined_non_sequences:
+        return None
+    inner = op.inner_graph
+    new_params: list[Variable | None] = [None] * len(inner.inputs)
+    kept_inputs: list[int] = []
+    for position, param in enumerate(inner.inputs):
+        if nc <= position < nc + ns and position - nc in inlined_sequences:
+            new_params[position] = constant_rows[position - nc]
+        elif position >= nc + ns and position - nc - ns in inlined_non_sequences:
+            new_params[position] = parts.non_sequences[position - nc - ns]
+        else:
+            kept_inputs.append(position)
+    for number, position in enumerate(kept_inputs):
+        new_params[position] = Param(number, inner.inputs[position].type)
+    body = _rebuilt_body(op, new_params, inner.outputs)
+    _, outputs = _new_loop(
+        parts,
+        body,
+        nc,
+        ns - len(inlined_sequences),
+        op.traced,
+        [
+            *parts.initials,
+            *(parts.sequences[s] for s in range(ns) if s not in inlined_sequences),
+            *(v for j, v in enumerate(parts.non_sequences) if j not in inlined_non_sequences),
+        ],
+    )
+    return dict(zip(node.outputs, outputs))
+
+
+def push_out_invariants(node: Apply, graph: Graph) -> Replacements | None:
+    """Body work that reads only non-sequences and constants is computed once before the
+    loop; the values the rest of the body reads from it become new non-sequences."""
+    parts = _parts(node)
+    op = parts.op
+    inner = op.inner_graph
+    varying: set[Variable] = set(inner.inputs[: op.n_carries + op.n_sequences])
+    nodes = inner.nodes
+    for inner_node in nodes:
+        if any(v in varying for v in inner_node.inputs):
+            varying.update(inner_node.outputs)
+    boundary: list[Variable] = []
+    seen: set[Variable] = set()
+
+    def hoist(variable: Variable) -> None:
+        if variable.owner is not None and variable not in varying and variable not in seen:
+            seen.add(variable)
+            boundary.append(variable)
+
+    for inner_node in nodes:
+        if any(o in varying for o in inner_node.outputs):
+            for v in inner_node.inputs:
+                hoist(v)
+    for output in inner.outputs:
+        hoist(output)
+    if not boundary:
+        return None
+    first_non_sequence = op.n_carries + op.n_sequences
+    outer_of = dict(zip(inner.inputs[first_non_sequence:], parts.non_sequences))
+    hoisted = rebuild(boundary, outer_of)
+    count = len(inner.inputs)
+    new_params = _params(list(inner.inputs) + boundary)
+    mapping: dict[Variable, Variable] = dict(zip(inner.inputs, new_params))
+    mapping.update(zip(boundary, new_params[count:]))
+    body = Graph(new_params, rebuild(inner.outputs, mapping))
+    _, outputs = _new_loop(
+        parts,
+        body,
+        op.n_carries,
+        op.n_sequences,
+        op.traced,
+        [*parts.initials, *parts.sequences, *parts.non_sequences, *hoisted],
+    )
+    return dict(zip(node.outputs, outputs))
+
+
+def vectorize_map(node: Apply, graph: Graph) -> Replacements | None:
+    """A loop with no carries and an elementwise body: the same elementwise computation
+    over the whole sequences (non-sequences broadcast along a new leading axis)."""
+    parts = _parts(node)
+    op = parts.op
+    inner = op.inner_graph
+    if op.n_carries or op.while_loop or op.n_sequences == 0:
+        return None
+    if not all(isinstance(n.op, Elemwise) for n in inner.nodes):
+        return None
+    sequence_reads = _depends(inner.outputs, inner.inputs[: op.n_sequences])
+    if not all(sequence_reads) or not all(t.is_fully_static for t in op.ys_types):
+        return None
+    whole: dict[Variable, Variable] = {}
+    for param, sequence in zip(inner.inputs[: op.n_sequences], parts.sequences):
+        known = sequence.type.shape[0]
+        covered = op.length is not None and known == op.length
+        whole[param] = sequence if covered else sequence[: parts.n_steps]
+    for param, value in zip(inner.inputs[op.n_sequences :], parts.non_sequences):
+        whole[param] = expand_dims(value, 0)
+    for constant in {v for n in inner.nodes for v in n.inputs if isinstance(v, Constant)}:
+        whole[constant] = expand_dims(constant, 0)
+    outputs = rebuild(inner.outputs, whole)
+    return {node.outputs[op.output_index("ys", y)]: outputs[y] for y in range(op.n_ys)}
+
+
+def unroll(node: Apply, graph: Graph) -> Replacements | None:
+    """A short loop of constant length as straight-line code (see UNROLL_MAX_*)."""
+    parts = _parts(node)
+    op = parts.op
+    steps = op.length
+    if op.while_loop or steps is None or not 1 <= steps <= UNROLL_MAX_STEPS:
+        return None
+    if steps * max(1, _size(op.inner_graph)) > UNROLL_MAX_NODES:
+        return None
+    inner = op.inner_graph
+    nc = op.n_carries
+    carries = list(parts.initials)
+    written: dict[int, list[Variable]] = {}
+    order = range(steps - 1, -1, -1) if op.reverse else range(steps)
+    for step in order:
+        rows = [sequence[step] for sequence in parts.sequences]
+        values = rebuild(inner.outputs, dict(zip(inner.inputs, (*carries, *rows,
+                                                                 *parts.non_sequences))))
+        carries = list(values[:nc])
+        written[step] = list(values)
+    by_step = [written[step] for step in range(steps)]
+    replacements: Replacements = {}
+    for k in range(nc):
+        replacements[node.outputs[k]] = carries[k]
+    for k in op.traced_carries:
+        replacements[node.outputs[op.output_index("trace", k)]] = stack([v[k] for v in by_step])
+    for y in range(op.n_ys):
+        replacements[node.outputs[op.output_index("ys", y)]] = stack(
+            [v[nc + y] for v in by_step]
+        )
+    return {old: new for old, new in replacements.items() if _is_read(old, graph)}
+
+
+def _size(graph: Graph) -> int:
+    """Nodes of a body, counting those of nested bodies."""
+    total = 0
+    pending = [graph]
+    while pending:
+        current = pending.pop()
+        total += len(current.nodes)
+        pending.extend(
+            n.op.inner_graph for n in current.nodes if isinstance(n.op, Scan)
+        )
+    return total
+
+
+# -- graph transforms -----------------------------------------------------------------------
+def merge_traced_variants(loops: Sequence[Apply], graph: Graph) -> Replacements | None:
+    """Loops with the same inputs whose ops differ only in `traced` become one."""
+    groups: dict[tuple[Scan, tuple[Variable, ...]], list[Apply]] = {}
+    for node in loops:
+        op = node.op
+        if not isinstance(op, Scan):
+            continue
+        key = (attrs.evolve(op, traced=(False,) * op.n_carries), node.inputs)
+        groups.setdefault(key, []).append(node)
+    for (untraced, inputs), members in groups.items():
+        if len(members) < 2:
+            continue
+        traced = tuple(
+            any(_scan_op(m).traced[k] for m in members) for k in range(untraced.n_carries)
+        )
+        merged_op = attrs.evolve(untraced, traced=traced)
+        merged = merged_op.apply(*inputs)
+        replacements: Replacements = {}
+        for member in members:
+            op = _scan_op(member)
+            for k in range(op.n_carries):
+                replacements[member.outputs[k]] = merged[k]
+            for k in op.traced_carries:
+                replacements[member.outputs[op.output_index("trace", k)]] = merged[
+                    merged_op.output_index("trace", k)
+                ]
+            for y in range(op.n_ys):
+                replacements[member.outputs[op.output_index("ys", y)]] = merged[
+                    merged_op.output_index("ys", y)
+                ]
+        return replacements
+    return None
+
+
+def _scan_op(node: Apply) -> Scan:
+    op = node.op
+    if not isinstance(op, Scan):
+        raise TypeError(f"not a loop: {node}")
+    return op
+
+
+NODE_TRANSFORMS: tuple[Transform, ...] = (
+    static_length,
+    remove_unused,
+    inline_constants,
+    push_out_invariants,
+    vectorize_map,
+    unroll,
+)
+READER_TRANSFORMS: tuple[Transform, ...] = (final_instead_of_last_row,)
+GRAPH_TRANSFORMS: tuple[Callable[[Sequence[Apply], Graph], Replacements | None], ...] = (
+    merge_traced_variants,
+)
