@@ -24,17 +24,18 @@ from collections.abc import Sequence
 
 import attrs
 
-from fgraph import Graph, Input, Param, Variable
+from fgraph import Constant, Graph, Input, Param, Variable
 from fgraph.dtypes import is_inexact
 from fgraph.traverse import rebuild
-from ops.elemwise import add, eq, where, zeros_like
+from ops.elemwise import Elemwise, add, eq, where, zeros_like
 from ops.grad import backpropagate, propagate_tangents, sum_by_variable
 from ops.join import concatenate
-from ops.dimshuffle import expand_dims
+from ops.dimshuffle import DimShuffle, expand_dims
 from ops.scan_op import Scan
 from ops.reshape import reshape
 from ops.shape_vector import static_value
-from ops.subtensor import set_subtensor
+from ops.scalar import Second
+from ops.subtensor import IncSubtensor, set_subtensor
 
 
 def closed_scan(
@@ -79,8 +80,14 @@ def scan_pullback(
     initials = inputs[1 : 1 + n_carries]
     sequences = inputs[1 + n_carries : 1 + n_carries + n_sequences]
     non_sequences = inputs[1 + n_carries + n_sequences :]
-    final_cotangents = cotangents[:n_carries]
+    final_cotangents = list(cotangents[:n_carries])
     trace_cotangents = {k: cotangents[op.output_index("trace", k)] for k in op.traced_carries}
+    for k, cotangent in trace_cotangents.items():
+        last = _last_row_cotangent(cotangent, op)
+        if last is not None:  # `trace[-1]` read the final value: seed it directly
+            found = final_cotangents[k]
+            final_cotangents[k] = last if found is None else add(found, last)
+            trace_cotangents[k] = None
     ys_cotangents = [cotangents[op.output_index("ys", y)] for y in range(op.n_ys)]
     if all(c is None for c in (*final_cotangents, *trace_cotangents.values(), *ys_cotangents)):
         return (None,) * len(inputs)
@@ -142,10 +149,10 @@ def scan_pullback(
         *row_inputs,
         *(non_sequence_inputs[k] for k in differentiable_non_sequences),
     ]
-    found = backpropagate(sum_by_variable(seeds), targets)
-    carry_grads = found[: len(differentiable_carries)]
-    row_grads = found[len(differentiable_carries) : len(differentiable_carries) + n_sequences]
-    non_sequence_grads = found[len(differentiable_carries) + n_sequences :]
+    gradients_found = backpropagate(sum_by_variable(seeds), targets)
+    carry_grads = gradients_found[: len(differentiable_carries)]
+    row_grads = gradients_found[len(differentiable_carries) : len(differentiable_carries) + n_sequences]
+    non_sequence_grads = gradients_found[len(differentiable_carries) + n_sequences :]
     rows_with_grad = [k for k, g in enumerate(row_grads) if g is not None]
 
     next_cotangents = [
@@ -196,6 +203,33 @@ def scan_pullback(
         start, stop = _plus(offset, lo), _given(_plus(offset, executed if hi is None else hi))
         gradients[1 + n_carries + k] = _place(trace, sequences[k], start, stop)
     return tuple(gradients)
+
+
+def _last_row_cotangent(cotangent: Variable | None, op: Scan) -> Variable | None:
+    """The value `v` when a trace's cotangent is `inc_subtensor(zeros[last], v)` (the
+    pullback of reading the last row the loop wrote, `trace[-1]`), else None. That row
+    is the carry's final value, so `v` seeds the final cotangent instead of a sequence
+    of zeros with one row set."""
+    node = cotangent.owner if cotangent is not None else None
+    if node is None or not isinstance(node.op, IncSubtensor) or len(node.inputs) != 2:
+        return None
+    zeros, value = node.inputs
+    last = 0 if op.reverse else -1
+    rows = {last} if op.length is None else {last, last % max(op.length, 1)}
+    if node.op.idx_list not in {(row,) for row in rows} or not _is_zeros(zeros):
+        return None
+    return value
+
+
+def _is_zeros(variable: Variable) -> bool:
+    """`zeros_like(x)` as the op library builds it: `second(x, 0)`."""
+    node = variable.owner
+    if node is None or not isinstance(node.op, Elemwise) or not isinstance(node.op.scalar_op, Second):
+        return False
+    fill = node.inputs[1]
+    while fill.owner is not None and isinstance(fill.owner.op, DimShuffle):
+        fill = fill.owner.inputs[0]
+    return isinstance(fill, Constant) and fill.data.size == 1 and float(fill.data.reshape(())) == 0
 
 
 def _kept_length(op: Scan) -> int | None:

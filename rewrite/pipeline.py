@@ -96,3 +96,25 @@ class Pipeline:
 
     def __str__(self) -> str:
         return f"{self.name}: [{', '.join(pass_name(pass_) for pass_ in self.passes)}]"
+
+
+@attrs.frozen
+class Fixpoint:
+    """`pipeline` run again until a run changes nothing (at most `max_rounds` runs): for
+    passes that enable each other, such as rewriting loop bodies and rewriting the loops
+    holding them (a simpler body frees inputs; an inlined constant simplifies a body)."""
+
+    pipeline: Pipeline
+    max_rounds: int = 8
+
+    @property
+    def name(self) -> str:
+        return f"fixpoint({self.pipeline.name})"
+
+    def __call__(self, graph: Graph) -> Graph:
+        for _ in range(self.max_rounds):
+            result = self.pipeline(graph)
+            if result is graph:
+                return result
+            graph = result
+        return graph

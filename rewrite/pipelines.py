@@ -20,7 +20,7 @@ from rewrite.inline import INLINE
 from rewrite.inner import InnerGraphPass
 from rewrite.join import JOIN
 from rewrite.inplace import inplace_pass
-from rewrite.pipeline import Pipeline, rule_pass
+from rewrite.pipeline import Fixpoint, Pipeline, rule_pass
 from rewrite.rule import RuleSet
 from rewrite.scan import scan_pass
 from rewrite.shapes import SHAPES
@@ -58,9 +58,12 @@ FAST_RUN = Pipeline(
         scan_pass,
         rule_pass(SIMPLIFY_AND_LIFT),
         rule_pass(SPECIALIZE_AND_SIMPLIFY),
-        InnerGraphPass(INNER_GRAPHS, skip=(Fused,)),
-        scan_pass,
-        rule_pass(SIMPLIFY_AND_LIFT),
+        Fixpoint(
+            Pipeline(
+                "loops_and_bodies",
+                (InnerGraphPass(INNER_GRAPHS, skip=(Fused,)), scan_pass, rule_pass(SIMPLIFY)),
+            )
+        ),
         fuse_elemwise,
         inplace_pass,
     ),

@@ -340,16 +340,21 @@ def push_out_invariants(node: Apply, graph: Graph) -> Replacements | None:
     parts = _parts(node)
     op = parts.op
     inner = op.inner_graph
-    varying: set[Variable] = set(inner.inputs[: op.n_carries + op.n_sequences])
+    first_non_sequence = op.n_carries + op.n_sequences
+    varying: set[Variable] = set(inner.inputs[:first_non_sequence])
+    outer_dependent: set[Variable] = set(inner.inputs[first_non_sequence:])
     nodes = inner.nodes
     for inner_node in nodes:
         if any(v in varying for v in inner_node.inputs):
             varying.update(inner_node.outputs)
+        elif any(v in outer_dependent for v in inner_node.inputs):
+            outer_dependent.update(inner_node.outputs)
     boundary: list[Variable] = []
     seen: set[Variable] = set()
 
     def hoist(variable: Variable) -> None:
-        if variable.owner is not None and variable not in varying and variable not in seen:
+        # Work on constants alone stays: the body's own constant folding removes it.
+        if variable.owner is not None and variable in outer_dependent and variable not in seen:
             seen.add(variable)
             boundary.append(variable)
 
@@ -361,7 +366,6 @@ def push_out_invariants(node: Apply, graph: Graph) -> Replacements | None:
         hoist(output)
     if not boundary:
         return None
-    first_non_sequence = op.n_carries + op.n_sequences
     outer_of = dict(zip(inner.inputs[first_non_sequence:], parts.non_sequences))
     hoisted = rebuild(boundary, outer_of)
     count = len(inner.inputs)
