@@ -290,7 +290,7 @@ def _uniform_row(sequence: Variable) -> Constant | None:
     rows = sequence.data
     if not all(np.array_equal(rows[0], row, equal_nan=rows.dtype.kind in "fc") for row in rows):
         return None
-    return Constant(np.ascontiguousarray(rows[0]))
+    return Constant(np.array(rows[0], copy=True))
 
 
 def inline_constants(node: Apply, graph: Graph) -> Replacements | None:

@@ -1,0 +1,340 @@
+"""Loop rewrites (`rewrite.scan`): each transformation on a tiny loop (structure and
+values), the seed's derivatives after fast_run (acceptance and a golden printout), and
+random loops keeping their values through the whole pipeline."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+import ops as pt
+from fgraph import Apply, Constant, Graph, Input, TensorType, Variable, check_graph, dprint
+from fgraph import evaluate
+from ops.join import Concatenate, split
+from ops.scan_op import Scan
+from rewrite import optimize
+from rewrite.scan import (
+    final_instead_of_last_row,
+    inline_constants,
+    merge_traced_variants,
+    push_out_invariants,
+    remove_unused,
+    scan_pass,
+    static_length,
+    unroll,
+    vectorize_map,
+)
+
+Array = np.ndarray[Any, np.dtype[Any]]
+
+
+def loops_of(graph: Graph) -> list[Apply]:
+    return [node for node in graph.nodes if isinstance(node.op, Scan)]
+
+
+def only_loop(graph: Graph) -> Scan:
+    (node,) = loops_of(graph)
+    assert isinstance(node.op, Scan)
+    return node.op
+
+
+def assert_lean(graph: Graph) -> None:
+    """No loop keeps an input its body does not read, a per-step output or trace nobody
+    reads, or a carry nothing needs (its final value is always there)."""
+    for node in loops_of(graph):
+        op = node.op
+        assert isinstance(op, Scan)
+        body = op.inner_graph
+        read = {v for n in body.nodes for v in n.inputs} | set(body.outputs)
+        assert all(param in read for param in body.inputs), f"unused input in {op}"
+
+        def is_read(variable: Variable) -> bool:
+            return bool(graph.clients.get(variable)) or variable in graph.outputs
+
+        for k in op.traced_carries:
+            assert is_read(node.outputs[op.output_index("trace", k)]), f"unused trace in {op}"
+        for y in range(op.n_ys):
+            assert is_read(node.outputs[op.output_index("ys", y)]), f"unused output in {op}"
+
+
+def same_values(before: Graph, after: Graph, values: Sequence[Any]) -> None:
+    check_graph(after)
+    expected = evaluate(before.outputs, dict(zip(before.inputs, values)))
+    got = evaluate(after.outputs, dict(zip(after.inputs, values)))
+    for e, g in zip(expected, got):
+        np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-12)
+
+
+def apply_once(transform: Callable[[Apply, Graph], dict[Variable, Variable] | None],
+               graph: Graph) -> Graph:
+    """`graph` with `transform` applied at its (first) loop; it must fire."""
+    for node in graph.nodes:
+        if isinstance(node.op, Scan):
+            found = transform(node, graph)
+            assert found, f"{transform.__name__} did not fire"
+            from fgraph.traverse import rebuild
+
+            return Graph(graph.inputs, rebuild(graph.outputs, found))
+    raise AssertionError("no loop")
+
+
+# -- one transformation at a time -------------------------------------------------------------
+def test_static_length_from_a_constant_step_count() -> None:
+    x0 = pt.scalar("x0")
+    n = pt.scalar("n", dtype="int64")
+    out = pt.scan(lambda p: p * 2, outputs_info=[x0], n_steps=n)
+    graph = Graph([x0], [Graph([x0, n], [out]).replace({n: pt.constant(np.int64(3))}).outputs[0]])
+    assert only_loop(graph).length is None
+    rewritten = apply_once(static_length, graph)
+    assert only_loop(rewritten).length == 3
+    assert rewritten.outputs[0].type.shape == (3,)
+    same_values(graph, rewritten, [1.5])
+
+
+def test_final_value_instead_of_the_last_trace_row() -> None:
+    x0 = pt.scalar("x0")
+    out = pt.scan(lambda p: p * 0.5, outputs_info=[x0], n_steps=30)[-1]  # too long to unroll
+    graph = Graph([x0], [out])
+    node = graph.outputs[0].owner
+    assert node is not None
+    found = final_instead_of_last_row(node, graph)
+    assert found is not None
+    (new,) = found.values()
+    assert new.owner is not None and isinstance(new.owner.op, Scan) and new.index == 0
+    rewritten = scan_pass(graph)
+    assert not only_loop(rewritten).traced[0]  # the trace is no longer kept
+    same_values(graph, rewritten, [1.5])
+
+
+def test_remove_unused_outputs_state_groups_and_inputs() -> None:
+    x0, y0, z0 = pt.scalar("x0"), pt.scalar("y0"), pt.scalar("z0")
+    w, v = pt.scalar("w"), pt.scalar("v")
+
+    def step(x: Variable, y: Variable, z: Variable, w: Variable, v: Variable) -> Any:
+        # y and z only feed each other; the per-step output is never read.
+        return x * w, z + v, y * v, x + 1
+
+    xs, ys, zs, extra = pt.scan(step, outputs_info=[x0, y0, z0, None], non_sequences=[w, v],
+                                n_steps=4)
+    graph = Graph([x0, y0, z0, w, v], [xs])
+    rewritten = apply_once(remove_unused, graph)
+    op = only_loop(rewritten)
+    assert (op.n_carries, op.n_ys, op.n_non_sequences) == (1, 0, 1)
+    assert_lean(rewritten)
+    same_values(graph, rewritten, [1.5, 2.0, 3.0, 0.5, 4.0])
+
+
+def test_remove_unused_keeps_what_the_stop_condition_reads() -> None:
+    x0, c0 = pt.scalar("x0"), pt.scalar("c0")
+
+    def step(x: Variable, c: Variable) -> Any:
+        return (x * 2, c + 1), pt.until(c + 1 > 3)
+
+    xs, _ = pt.scan(step, outputs_info=[x0, c0], n_steps=10)
+    graph = Graph([x0, c0], [xs])
+    rewritten = scan_pass(graph)
+    assert only_loop(rewritten).n_carries == 2
+    same_values(graph, rewritten, [1.0, 0.0])
+
+
+def test_inline_constant_non_sequences_and_uniform_sequences() -> None:
+    x0 = pt.scalar("x0")
+    rows = pt.constant(np.full(4, 0.25))
+    out = pt.scan(lambda r, p, w: p * w + r, sequences=[rows], outputs_info=[x0],
+                  non_sequences=[pt.constant(3.0)])
+    graph = Graph([x0], [out])
+    rewritten = apply_once(inline_constants, graph)
+    op = only_loop(rewritten)
+    assert (op.n_sequences, op.n_non_sequences) == (0, 0)
+    assert any(isinstance(v, Constant) for n in op.inner_graph.nodes for v in n.inputs)
+    same_values(graph, rewritten, [1.5])
+
+
+def test_push_out_invariant_work() -> None:
+    x0, a, b = pt.vector("x0"), pt.matrix("a"), pt.vector("b")
+    out = pt.scan(lambda p, a, b: pt.tanh(p + a @ b), outputs_info=[x0], non_sequences=[a, b],
+                  n_steps=3)
+    graph = Graph([x0, a, b], [out])
+    assert any(type(n.op).__name__ == "MatMul" for n in only_loop(graph).inner_graph.nodes)
+    rewritten = apply_once(push_out_invariants, graph)
+    body = only_loop(rewritten).inner_graph
+    assert not any(type(n.op).__name__ == "MatMul" for n in body.nodes)
+    assert any(type(n.op).__name__ == "MatMul" for n in rewritten.nodes)
+    rng = np.random.default_rng(0)
+    same_values(graph, rewritten, [rng.normal(size=2), rng.normal(size=(2, 2)), rng.normal(size=2)])
+
+
+def test_elementwise_map_becomes_one_vectorized_computation() -> None:
+    xs = pt.vector("xs", shape=(5,))
+    scale = pt.scalar("scale")
+    out = pt.map(lambda x, s: pt.sin(x) * s + 1, xs, non_sequences=[scale])
+    graph = Graph([xs, scale], [out])
+    rewritten = scan_pass(graph)
+    assert not loops_of(rewritten)
+    same_values(graph, rewritten, [np.arange(5.0), 2.0])
+    assert vectorize_map(loops_of(graph)[0], graph) is not None
+
+
+def test_unroll_short_constant_loops_only() -> None:
+    x0 = pt.scalar("x0")
+    short = Graph([x0], [pt.scan(lambda p: pt.sin(p), outputs_info=[x0], n_steps=4)])
+    long = Graph([x0], [pt.scan(lambda p: pt.sin(p), outputs_info=[x0], n_steps=50)])
+    assert unroll(loops_of(long)[0], long) is None
+    rewritten = apply_once(unroll, short)
+    assert not loops_of(rewritten)
+    same_values(short, rewritten, [0.7])
+
+
+def test_merge_loops_differing_only_in_traced_carries() -> None:
+    x0 = pt.scalar("x0")
+    n = pt.scalar("n", dtype="int64")
+    traced = pt.scan(lambda p: pt.sin(p), outputs_info=[x0], n_steps=n)
+    final = pt.reduce(lambda p: pt.sin(p), None, x0, n_steps=n)
+    graph = Graph([x0, n], [traced.sum() + final])
+    assert len(loops_of(graph)) == 2
+    found = merge_traced_variants(loops_of(graph), graph)
+    assert found
+    rewritten = scan_pass(graph)
+    assert len(loops_of(rewritten)) == 1
+    same_values(graph, rewritten, [0.7, 5])
+
+
+# -- the seed: y_t = y_{t-1} ** 2 for 4 steps -------------------------------------------------
+SEED_SECOND_DERIVATIVE = """\
+Fused{Square,Square,Square,Mul,Mul,Mul,Mul,Mul,Mul,Mul,Mul,Mul,Mul,Mul,Add,Mul,Mul,Mul,Add,Mul,Mul,Mul,Add,Mul,Add} [id A] float64()
+ └─ x0 [id B] float64()
+"""
+
+
+def seed(n_steps: int | Variable) -> tuple[Variable, Variable, Variable]:
+    x0 = pt.scalar("x0")
+    ys = pt.scan(lambda prev: prev**2, outputs_info=[x0], n_steps=n_steps)
+    g = pt.grad(ys[-1], x0)
+    return x0, g, pt.grad(g, x0)
+
+
+def test_seed_second_derivative_is_one_fused_expression() -> None:
+    x0, _, h = seed(4)
+    before = Graph([x0], [h])
+    after = optimize(before, "fast_run")
+    assert not loops_of(after) and len(after.nodes) < 21
+    (value,) = evaluate(after.outputs, {x0: 1.1})
+    assert float(value) == 911.3996005997793 or abs(float(value) - 911.3996005997793) < 1e-9
+    printed = dprint(after, file=None)
+    assert printed.split("\n\nInner graphs:")[0] + "\n" == SEED_SECOND_DERIVATIVE
+
+
+def test_seed_first_derivative_with_a_symbolic_step_count() -> None:
+    x0 = pt.scalar("x0")
+    n = pt.scalar("n", dtype="int64")
+    ys = pt.scan(lambda prev: prev**2, outputs_info=[x0], n_steps=n)
+    g = pt.grad(ys[-1], x0)
+    graph = optimize(Graph([x0, n], [g]), "fast_run")
+    forward = [node for node in loops_of(graph) if not _scan(node).reverse]
+    backward = [node for node in loops_of(graph) if _scan(node).reverse]
+    assert len(forward) == 1 and len(backward) == 1
+    # The cotangent of `ys[-1]` seeds the backward loop: it reads no one-hot sequence.
+    assert _scan(backward[0]).n_sequences == 1
+    assert_lean(graph)
+    np.testing.assert_allclose(evaluate(graph.outputs, {x0: 1.1, n: 4})[0], 16 * 1.1**15)
+
+
+def test_second_derivative_with_a_symbolic_step_count_stays_lean() -> None:
+    x0 = pt.scalar("x0")
+    n = pt.scalar("n", dtype="int64")
+    ys = pt.scan(lambda prev: prev**2, outputs_info=[x0], n_steps=n)
+    h = pt.grad(pt.grad(ys[-1], x0), x0)
+    graph = optimize(Graph([x0, n], [h]), "fast_run")
+    assert len(loops_of(graph)) <= 4 and len(graph.nodes) < 21
+    assert_lean(graph)
+    np.testing.assert_allclose(evaluate(graph.outputs, {x0: 1.1, n: 4})[0], 911.3996005997793)
+
+
+def test_long_loop_gradient_is_one_forward_and_one_backward_loop() -> None:
+    x0 = pt.scalar("x0")
+    xs = pt.scan(lambda x: 0.5 * x + pt.sin(x) + 0.1, outputs_info=[x0], n_steps=1000)
+    graph = optimize(Graph([x0], [xs[-1], pt.grad(xs[-1], x0)]), "fast_run")
+    assert len(loops_of(graph)) == 2 and len(graph.nodes) <= 6
+    assert_lean(graph)
+
+
+def _scan(node: Apply) -> Scan:
+    assert isinstance(node.op, Scan)
+    return node.op
+
+
+# -- general rules, outside loops -----------------------------------------------------------
+def test_reads_of_concatenations_read_the_parts() -> None:
+    a, b = pt.vector("a", shape=(2,)), pt.vector("b", shape=(3,))
+    joined = pt.concatenate([a, b])
+    outputs = [joined[3], joined[1:4], pt.stack([a[0], b[1]])[1], pt.concatenate([a])]
+    graph = Graph([a, b], outputs)
+    rewritten = optimize(graph, "fast_compile")
+    for output in rewritten.outputs[:1] + rewritten.outputs[2:]:
+        assert not any(isinstance(n.op, Concatenate) for n in Graph([a, b], [output]).nodes)
+    same_values(graph, rewritten, [np.array([1.0, 2.0]), np.array([3.0, 4.0, 5.0])])
+
+
+def test_split_of_a_concatenation_gives_the_parts() -> None:
+    a, b = pt.vector("a", shape=(2,)), pt.vector("b", shape=(3,))
+    first, second = split(pt.concatenate([a, b]), [2, 3])
+    rewritten = optimize(Graph([a, b], [first, second]), "fast_compile")
+    assert rewritten.outputs == (a, b)
+
+
+def test_power_zero_is_one() -> None:
+    x = pt.vector("x")
+    graph = Graph([x], [x**0.0])
+    rewritten = optimize(graph, "fast_compile")
+    assert not any("Pow" in str(n.op) for n in rewritten.nodes)
+    same_values(graph, rewritten, [np.array([np.nan, np.inf, 0.0, 2.0])])
+
+
+# -- random loops through the whole pipeline --------------------------------------------------
+UNARY: tuple[Callable[[Variable], Variable], ...] = (
+    pt.sin, pt.tanh, lambda a: a * a * 0.5, lambda a: pt.exp(a * 0.3),
+)
+
+
+@given(
+    plan=st.lists(st.tuples(st.integers(0, len(UNARY) - 1), st.integers(0, 2)),
+                  min_size=1, max_size=3),
+    steps=st.sampled_from([0, 1, 3, 12]),
+    static=st.booleans(),
+    derivative=st.integers(0, 2),
+    traced=st.booleans(),
+)
+def test_random_loops_keep_their_values_through_fast_run(
+    plan: list[tuple[int, int]], steps: int, static: bool, derivative: int, traced: bool
+) -> None:
+    xs = Input(TensorType("float64", (steps if static else None, 2)), "xs")
+    h0 = Input(TensorType("float64", (2,)), "h0")
+    w = Input(TensorType("float64", ()), "w")
+
+    def step(x: Variable, h: Variable, w: Variable) -> Variable:
+        value = h
+        for unary, operand in plan:
+            value = UNARY[unary](value) + (x, h, w * h)[operand]
+        return pt.tanh(value)
+
+    hs = pt.scan(step, sequences=[xs], outputs_info=[h0], non_sequences=[w])
+    cost = hs.sum() if traced else pt.reduce(step, xs, h0, [w]).sum()
+    outputs = [cost]
+    if derivative >= 1:
+        first = pt.grad(cost, w)
+        outputs.append(first)
+        if derivative == 2:
+            outputs.append(pt.grad(first, w))
+    graph = Graph([xs, h0, w], outputs)
+    optimized = optimize(graph, "fast_run")
+    rng = np.random.default_rng(steps)
+    values = [rng.normal(size=(steps, 2)), rng.normal(size=2), 0.7]
+    expected = evaluate(graph.outputs, dict(zip(graph.inputs, values)))
+    got = evaluate(optimized.outputs, dict(zip(optimized.inputs, values)))
+    for e, g in zip(expected, got):
+        np.testing.assert_allclose(g, e, rtol=1e-9, atol=1e-12)
+    assert optimize(optimized, "fast_run") == optimized  # idempotent
