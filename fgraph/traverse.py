@@ -67,11 +67,13 @@ def rebuild(
     outputs = tuple(outputs)
     memo: dict[Variable, Variable] = dict(replacements)
     for number, node in enumerate(toposort(outputs)):
+        if replacements and all(output in replacements for output in node.outputs):
+            continue  # replaced as a whole: what it reads no longer matters
         new_inputs = tuple(memo.get(input_, input_) for input_ in node.inputs)
         new_position = node.position if position is None else position(number, node)
         if new_inputs == node.inputs and new_position == node.position:
             continue
         new_node = Apply(node.op, new_inputs, new_position)
         for old, new in zip(node.outputs, new_node.outputs):
-            memo[old] = new
+            memo.setdefault(old, new)  # a replacement given for one output stays
     return tuple(memo.get(output, output) for output in outputs)

@@ -132,18 +132,17 @@ def jvp(
 
 def jacobian(expression: Variable, wrt: Variable) -> Variable:
     """d expression[i] / d wrt, stacked along a new leading axis: shape
-    expression.shape + wrt.shape. The expression is a scalar or a vector of static
-    length (one reverse pass per entry)."""
+    expression.shape + wrt.shape. The expression is a scalar or a vector: one reverse
+    pass per entry, unrolled for a static length, a loop over the entries otherwise."""
     from ops.shape import stack
 
     if expression.ndim == 0:
         return grad(expression, wrt, disconnected_inputs="zero")
+    if expression.ndim != 1:
+        raise TypeError(f"jacobian: expression must be a scalar or a vector, got {expression.type}")
     length = expression.type.shape[0]
-    if expression.ndim != 1 or length is None:
-        raise TypeError(
-            "jacobian: expression must be a scalar or a vector of static length, "
-            f"got {expression.type}"
-        )
+    if length is None:
+        return _jacobian_loop(expression, wrt)
     if length == 0:
         # Zeros of shape (0,) + wrt.shape: an empty constant broadcast against wrt (so the
         # result does not need the expression's value).
@@ -153,9 +152,23 @@ def jacobian(expression: Variable, wrt: Variable) -> Variable:
     return stack(rows)
 
 
+def _jacobian_loop(expression: Variable, wrt: Variable) -> Variable:
+    """The rows of the jacobian of a vector of unknown length, as a loop over its entries
+    (the loop reads the expression's values from outside; each step pulls one one-hot
+    cotangent back)."""
+    from ops.creation import arange
+    from ops.scan import map as loop_map
+
+    def row(entry: Variable) -> Variable:
+        return grad(expression[entry], wrt, disconnected_inputs="zero")
+
+    rows: Variable = loop_map(row, arange(expression.shape[0]))
+    return rows
+
+
 def hessian(cost: Variable, wrt: Variable) -> Variable:
-    """Second derivatives of a scalar cost with respect to a vector `wrt` of static length
-    (zeros where the cost does not depend on it)."""
+    """Second derivatives of a scalar cost with respect to a vector `wrt` (zeros where the
+    cost does not depend on it)."""
     return jacobian(grad(cost, wrt, disconnected_inputs="zero"), wrt)
 
 

@@ -52,6 +52,17 @@ def test_rebuild_replaces_and_keeps_unchanged_nodes() -> None:
     assert swapped == sub(y, x)
 
 
+def test_rebuild_keeps_a_replacement_whose_own_inputs_are_replaced() -> None:
+    """Replacing both a variable and something computed from it (what closing a loop's
+    body over outer values does) must not re-create the replaced node from its new
+    inputs: the replacement given for it wins."""
+    x, p, q = vector("x"), vector("p"), vector("q")
+    inner = exp(x)
+    outer = add(inner, x)
+    (rebuilt,) = rebuild([add(outer, x)], {x: p, outer: q})
+    assert rebuilt == add(q, p)
+
+
 def test_rebuild_with_positions() -> None:
     x = vector("x")
     out = add(exp(x), x)

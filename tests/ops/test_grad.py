@@ -203,8 +203,25 @@ def test_jacobian_with_respect_to_a_matrix_and_of_empty_and_unknown_vectors() ->
     empty = pt.jacobian(pt.exp(pt.vector("e", shape=(0,))), w)
     assert empty.type.shape == (0, 2, 3)
     assert values_of([empty], {w: w_value})[0].shape == (0, 2, 3)
-    with pytest.raises(TypeError, match="static length"):
-        pt.jacobian(pt.exp(pt.vector("v")), w)
+    v = pt.vector("v")  # unknown length: one step of a loop per entry
+    unrelated = pt.jacobian(pt.exp(v), w)
+    assert unrelated.type.shape == (None, 2, 3)
+    (got,) = values_of([unrelated], {v: np.ones(4), w: w_value})
+    np.testing.assert_array_equal(got, np.zeros((4, 2, 3)))
+
+
+def test_jacobian_and_hessian_of_unknown_lengths_are_loops() -> None:
+    x = pt.vector("x")
+    jac = pt.jacobian(pt.sin(x) * x.sum(), x)
+    hess = pt.hessian((pt.sin(x) * x).sum(), x)
+    assert any(isinstance(node.op, pt.Scan) for node in Graph([x], [jac, hess]).nodes)
+    got_jac, got_hess = values_of([jac, hess], {x: X_VALUE})
+    np.testing.assert_allclose(
+        got_jac, np.diag(np.cos(X_VALUE)) * X_VALUE.sum() + np.sin(X_VALUE)[:, None]
+    )
+    np.testing.assert_allclose(got_hess, np.diag(2 * np.cos(X_VALUE) - X_VALUE * np.sin(X_VALUE)))
+    (empty,) = values_of([jac], {x: np.zeros(0)})
+    assert empty.shape == (0, 0)
 
 
 def test_hessian_against_closed_forms() -> None:
