@@ -61,6 +61,7 @@ from ops.scalar import (
     IsInf,
     IsNan,
     Log,
+    Log1mexp,
     Log1p,
     Log2,
     Log10,
@@ -508,6 +509,11 @@ def log10(x: TensorLike) -> Variable:
 def log1p(x: TensorLike) -> Variable:
     """log(1 + x), accurate for small x."""
     return elemwise(Log1p(), x)
+
+
+def log1mexp(x: TensorLike) -> Variable:
+    """log(1 - exp(x)) for x <= 0, accurate both near 0 and for very negative x."""
+    return elemwise(Log1mexp(), x)
 
 
 def sigmoid(x: TensorLike) -> Variable:
