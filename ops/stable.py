@@ -179,7 +179,7 @@ def _is_max_shifted(variable: Variable) -> bool:
                     shift = highest
             match shift.owner:
                 case Apply(op=Max(), inputs=(maximized,)):
-                    return maximized is source
+                    return maximized == source
     return False
 
 
@@ -218,9 +218,10 @@ def log_of_softmax(node: Apply) -> StableForm | None:
 
 
 def _is_sum_of(total: Variable, summed: Variable) -> bool:
+    """Whether `total` is a sum of `summed` (outputs are equal by node and index: `==`)."""
     match total.owner:
         case Apply(op=Sum(), inputs=(source,)):
-            return source is summed
+            return source == summed
     return False
 
 
