@@ -17,7 +17,7 @@ from typing import Literal, overload
 
 import numpy as np
 
-from fgraph import Variable, display_name, toposort
+from fgraph import Input, Variable, display_name, rebuild, toposort
 from fgraph.dtypes import is_inexact
 from fgraph.node import Apply
 from ops.convert import constant
@@ -186,11 +186,11 @@ def backpropagate(
         form = _stable_form_keeping(node, kept)
         cotangent = output_cotangents[0]
         if form is not None and cotangent is not None:
-            reached = zip(form.operands, backpropagate({form.value: cotangent}, form.operands))
+            reached = [(form.operand, _through_formula(form, cotangent, reverse=True))]
         else:
             input_cotangents = node.op.pullback(node.inputs, node.outputs, output_cotangents)
             _check_arity(node, input_cotangents, "pullback")
-            reached = zip(node.inputs, input_cotangents)
+            reached = list(zip(node.inputs, input_cotangents))
         for input_, cotangent in reached:
             if cotangent is not None and input_ in on_path:
                 checked = _checked(cotangent, input_, f"{node.op}.pullback")
@@ -214,16 +214,35 @@ def propagate_tangents(
             output_tangents = node.op.pushforward(node.inputs, node.outputs, input_tangents)
             _check_arity(node, output_tangents, "pushforward")
         else:
-            operand_tangents = {
-                operand: known[operand] for operand in form.operands if operand in known
-            }
-            output_tangents = tuple(propagate_tangents(operand_tangents, [form.value]))
+            operand_tangent = known.get(form.operand)
+            output_tangents = (
+                None if operand_tangent is None
+                else _through_formula(form, operand_tangent, reverse=False),
+            )
         for output, tangent in zip(node.outputs, output_tangents):
             if tangent is not None and is_inexact(output.dtype):
                 pushed = _checked(tangent, output, f"{node.op}.pushforward")
                 given = tangents.get(output)
                 known[output] = pushed if given is None else add(given, pushed)
     return [known.get(output) for output in outputs]
+
+
+def _through_formula(form: StableForm, derivative: Variable, reverse: bool) -> Variable | None:
+    """`derivative` carried through the stable formula of `form`: in reverse, the
+    logarithm's cotangent to its operand's; forward, the operand's tangent to the
+    logarithm's. The formula is differentiated on stand-ins, which are then replaced, so
+    the work is the formula's size, not the size of the operand's graph."""
+    operand = Input(form.operand.type, "operand")
+    given = Input(derivative.type, "derivative")
+    value = form.value_of(operand)
+    if reverse:
+        (found,) = backpropagate({value: given}, [operand])
+    else:
+        (found,) = propagate_tangents({operand: given}, [value])
+    if found is None:
+        return None
+    (result,) = rebuild([found], {operand: form.operand, given: derivative})
+    return result
 
 
 def _stable_form_keeping(node: Apply, kept: Collection[Variable]) -> StableForm | None:
@@ -237,7 +256,7 @@ def _stable_form_keeping(node: Apply, kept: Collection[Variable]) -> StableForm 
     pending = list(node.inputs)
     while pending:
         variable = pending.pop()
-        if variable in form.operands or variable in inside:
+        if variable == form.operand or variable in inside:
             continue
         if variable in kept:
             return None

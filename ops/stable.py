@@ -17,14 +17,15 @@ time it raises (as `ops.logsumexp` does) where the naive form gives -inf.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import attrs
 
-from fgraph import Apply, Variable
+from fgraph import Apply, TensorType, Variable
 from fgraph.dtypes import is_float
 from ops.dimshuffle import DimShuffle
-from ops.elemwise import Elemwise
+from ops.elemwise import Elemwise, cast
 from ops.matching import fit_to_type, is_constant_value
 from ops.reduction import Max, Sum, logsumexp
 from ops.scalar import (
@@ -45,18 +46,48 @@ from ops.scalar import (
 
 @attrs.frozen
 class StableForm:
-    """`value` equals the matched logarithm (same type) and is computed stably from
-    `operands`, the variables outside the pattern that it reads."""
+    """A logarithm of type `type` is `formula(operand)`, computed stably from `operand`,
+    the one variable outside the pattern that it reads. A formula rather than a value, so
+    `grad` can differentiate it on a stand-in for the operand, without walking (or
+    rebuilding) everything the operand depends on."""
 
-    value: Variable
-    operands: tuple[Variable, ...]
+    operand: Variable
+    formula: Callable[[Variable], Variable]
+    type: TensorType
+
+    def value_of(self, operand: Variable) -> Variable:
+        """The stable value for `operand` (or a stand-in of the same type): the formula on
+        `operand` in the logarithm's dtype, fitted to its type."""
+        value = _fitted(self.formula, operand, self.type)
+        if value is None:  # `_form` checked the fit for the operand's type
+            raise TypeError(f"the stable form of type {self.type} does not fit {operand}")
+        return value
+
+    @property
+    def value(self) -> Variable:
+        """The stable value, standing for the logarithm."""
+        return self.value_of(self.operand)
 
 
-def _form(candidate: Variable, operand: Variable, log: Apply) -> StableForm | None:
-    """`candidate`, standing for the output of `log`, fitted to its type (None if a shape
-    would change, as when a broadcast constant gave the logarithm its rank)."""
-    fitted = fit_to_type(candidate, log.outputs[0].type)
-    return None if fitted is None else StableForm(fitted, (operand,))
+def _fitted(
+    formula: Callable[[Variable], Variable], operand: Variable, target: TensorType
+) -> Variable | None:
+    """`formula(operand)` computed in `target`'s dtype, or None if its shape differs (as
+    when a broadcast constant gave the logarithm its rank)."""
+    return fit_to_type(formula(cast(operand, target.dtype)), target)
+
+
+def _form(
+    formula: Callable[[Variable], Variable], operand: Variable, log: Apply
+) -> StableForm | None:
+    """The stable form `formula(operand)` of the logarithm `log`, if it fits its type."""
+    target = log.outputs[0].type
+    fits = _fitted(formula, operand, target) is not None
+    return StableForm(operand, formula, target) if fits else None
+
+
+def _same(x: Variable) -> Variable:
+    return x
 
 
 def _neg(x: Variable) -> Variable:
@@ -65,6 +96,23 @@ def _neg(x: Variable) -> Variable:
 
 def _softplus(x: Variable) -> Variable:
     return Elemwise(Softplus())(x)
+
+
+def _log_sigmoid(x: Variable) -> Variable:
+    return _neg(_softplus(_neg(x)))
+
+
+def _log_one_minus_sigmoid(x: Variable) -> Variable:
+    return _neg(_softplus(x))
+
+
+def _log1mexp(x: Variable) -> Variable:
+    return Elemwise(Log1mexp())(x)
+
+
+def _log_softmax(axes: tuple[int, ...], shuffle: DimShuffle, s: Variable) -> Variable:
+    """s - shuffle(log(sum(exp(s), axes))), the shuffle broadcasting the sum back."""
+    return Elemwise(Sub())(s, shuffle(Elemwise(Log())(Sum(axes)(Elemwise(Exp())(s)))))
 
 
 def _argument(node: Apply) -> Apply | None:
@@ -90,7 +138,7 @@ def log_of_exp(node: Apply) -> StableForm | None:
     inner = _argument(node)
     match inner:
         case Apply(op=Elemwise(scalar_op=Exp()), inputs=(x,)) if _is_log(node):
-            return _form(x, x, node)
+            return _form(_same, x, node)
     return None
 
 
@@ -99,9 +147,7 @@ def log_of_sigmoid(node: Apply) -> StableForm | None:
     inner = _argument(node)
     match inner:
         case Apply(op=Elemwise(scalar_op=Sigmoid()), inputs=(x,)) if _is_log(node):
-            operand = fit_to_type(x, inner.outputs[0].type)  # sigmoid's float dtype
-            if operand is not None:
-                return _form(_neg(_softplus(_neg(operand))), x, node)
+            return _form(_log_sigmoid, x, node)
     return None
 
 
@@ -113,9 +159,7 @@ def log_of_one_minus_sigmoid(node: Apply) -> StableForm | None:
             op=Elemwise(scalar_op=Sub()),
             inputs=(one, Variable(owner=Apply(op=Elemwise(scalar_op=Sigmoid()), inputs=(x,)))),
         ) if _is_log(node) and is_constant_value(one, 1):
-            operand = fit_to_type(x, inner.outputs[0].type)  # sigmoid's float dtype
-            if operand is not None:
-                return _form(_neg(_softplus(operand)), x, node)
+            return _form(_log_one_minus_sigmoid, x, node)
     return None
 
 
@@ -141,7 +185,7 @@ def log_of_one_plus_exp(node: Apply) -> StableForm | None:
                 x = _exp_argument(left)
     if x is None or not is_float(x.dtype):
         return None
-    return _form(_softplus(x), x, node)
+    return _form(_softplus, x, node)
 
 
 def log_of_one_minus_exp(node: Apply) -> StableForm | None:
@@ -163,7 +207,7 @@ def log_of_one_minus_exp(node: Apply) -> StableForm | None:
             x = _exp_argument(exps)
     if x is None or not is_float(x.dtype):
         return None
-    return _form(Elemwise(Log1mexp())(x), x, node)
+    return _form(_log1mexp, x, node)
 
 
 def _is_max_shifted(variable: Variable) -> bool:
@@ -196,7 +240,7 @@ def log_sum_exp(node: Apply) -> StableForm | None:
                 and not _is_max_shifted(x)
                 and all(x.type.shape[axis] != 0 for axis in axes)
             ):
-                return _form(logsumexp(x, axes), x, node)
+                return _form(functools.partial(logsumexp, axis=axes), x, node)
     return None
 
 
@@ -211,18 +255,12 @@ def log_of_softmax(node: Apply) -> StableForm | None:
             inputs=(exps, Variable(owner=Apply(op=DimShuffle() as shuffle, inputs=(total,)))),
         ) if _is_log(node):
             s = _exp_argument(exps)
-            if s is not None and is_float(s.dtype) and _is_sum_of(total, exps):
-                normalizer = shuffle(Elemwise(Log())(total))
-                return _form(Elemwise(Sub())(s, normalizer), s, node)
+            match total.owner:
+                case Apply(op=Sum(axes=axes), inputs=(summed,)) if (
+                    s is not None and is_float(s.dtype) and summed == exps
+                ):
+                    return _form(functools.partial(_log_softmax, axes, shuffle), s, node)
     return None
-
-
-def _is_sum_of(total: Variable, summed: Variable) -> bool:
-    """Whether `total` is a sum of `summed` (outputs are equal by node and index: `==`)."""
-    match total.owner:
-        case Apply(op=Sum(), inputs=(source,)):
-            return source == summed
-    return False
 
 
 STABLE_FORMS: tuple[Callable[[Apply], StableForm | None], ...] = (

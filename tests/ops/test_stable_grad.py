@@ -105,3 +105,13 @@ def test_a_seed_inside_the_pattern_still_reaches_the_input() -> None:
     (got,) = evaluate([gradient], {x: at})
     sigmoid = 1 / (1 + np.exp(-at))
     np.testing.assert_allclose(got, (1 - sigmoid) + sigmoid * (1 - sigmoid))
+
+
+def test_the_derivative_is_built_from_the_stable_form() -> None:
+    """The gradient of log(sigmoid(x)) never divides by sigmoid(x): it is sigmoid(-x)
+    (through softplus), with no division left. (The cost itself stays: the seed `ones_like`
+    reads its shape.)"""
+    x = pt.vector("x")
+    gradient = pt.grad(pt.sum(pt.log(pt.sigmoid(x))), x)
+    names = {str(node.op) for node in Graph([x], [gradient]).nodes}
+    assert "Sigmoid" in names and not names & {"TrueDiv", "Reciprocal"}, names
