@@ -577,8 +577,8 @@ class Softplus(ScalarOp):
 class Log1mexp(ScalarOp):
     """log(1 - exp(x)) for x <= 0 (nan above): log(-expm1(x)) for x > -log(2), where
     1 - exp(x) cancels, and log1p(-exp(x)) below, where -expm1(x) rounds to 1 (Maechler's
-    split). Its derivative -exp(x) / (1 - exp(x)) is written -1 / expm1(-x), finite at
-    both ends."""
+    split). Its derivative -exp(x) / (1 - exp(x)) is written -1 / |expm1(-x)|: finite
+    at both ends, and -inf (not +inf) at x = 0, where expm1 returns a signed zero."""
 
     nin = 1
 
@@ -590,7 +590,7 @@ class Log1mexp(ScalarOp):
         return np.asarray(np.where(x > -np.log(2), near_zero, far))
 
     def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
-        return (-1 / ew.expm1(-inputs[0]),)
+        return (-1 / ew.abs(ew.expm1(-inputs[0])),)
 
 
 @attrs.frozen

@@ -115,3 +115,10 @@ def test_the_derivative_is_built_from_the_stable_form() -> None:
     gradient = pt.grad(pt.sum(pt.log(pt.sigmoid(x))), x)
     names = {str(node.op) for node in Graph([x], [gradient]).nodes}
     assert "Sigmoid" in names and not names & {"TrueDiv", "Reciprocal"}, names
+
+
+def test_log1mexp_derivative_at_zero_is_minus_infinity() -> None:
+    """At x = 0 (either sign of zero) log(1 - exp(x)) falls to -inf, and so does its slope."""
+    with np.errstate(divide="ignore"):
+        for got in derivatives(pt.log1mexp, np.array([0.0, -0.0])):
+            np.testing.assert_array_equal(got, [-np.inf, -np.inf])
