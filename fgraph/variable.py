@@ -161,8 +161,9 @@ class Variable:
 
     def __bool__(self) -> bool:
         raise TypeError(
-            "a symbolic variable has no truth value; use ops.where / ops.switch, or "
-            "`is` to compare variables"
+            "a symbolic variable has no truth value: select elementwise with pt.where "
+            "(pt.switch), compare elementwise with pt.eq / pt.neq / <, or compare variables "
+            "with `is`"
         )
 
     # -- indexing and shape ----------------------------------------------------------

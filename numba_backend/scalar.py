@@ -14,6 +14,7 @@ also names of user functions in the `ops` namespace, which shadow the submodules
 from __future__ import annotations
 
 import functools
+import math
 
 from numba_backend.registry import MissingKernelError, dtype_expression
 from ops.scalar import (
@@ -52,6 +53,7 @@ from ops.scalar import (
     IsInf,
     IsNan,
     Log,
+    Log1mexp,
     Log1p,
     Log2,
     Log10,
@@ -257,6 +259,16 @@ def _softplus(op: Softplus, args: tuple[str, ...], out_dtype: str) -> str:
     (zero,) = _converted(("0",), out_dtype)
     decay = _vecmath("exp", f"(-np.abs({x}))", out_dtype)
     return f"({_vecmath('log1p', decay, out_dtype)} + np.maximum({x}, {zero}))"
+
+
+@scalar_expression.register
+def _log1mexp(op: Log1mexp, args: tuple[str, ...], out_dtype: str) -> str:
+    """The op's split: log(-expm1(x)) above -log(2), log1p(-exp(x)) below."""
+    (x,) = _converted(args, out_dtype)
+    (split,) = _converted((repr(-math.log(2.0)),), out_dtype)
+    near_zero = _vecmath("log", f"(-{_vecmath('expm1', x, out_dtype)})", out_dtype)
+    far = _vecmath("log1p", f"(-{_vecmath('exp', x, out_dtype)})", out_dtype)
+    return f"({near_zero} if {x} > {split} else {far})"
 
 
 @scalar_expression.register

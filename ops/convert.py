@@ -31,6 +31,23 @@ def as_tensor(value: TensorLike, dtype: npt.DTypeLike | None = None, name: str =
         raise TypeError(f"{name}: cannot convert {value!r} to a tensor: {error}") from error
 
 
+def as_condition(value: TensorLike, name: str) -> TensorLike:
+    """`value`, refused if it is a Python or NumPy bool where a tensor condition is meant.
+
+    `variable == value` and `variable != value` compare identity (nodes are interned, so
+    `==` cannot build a node) and give a plain bool; taken as a constant condition, that
+    bool would silently select one branch everywhere. A deliberate constant condition
+    is written `constant(True)`."""
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(
+            f"{name}: expected a tensor condition, got the Python bool {value!r}; "
+            "`x == y` and `x != y` compare variables by identity, so write the elementwise "
+            f"comparison as pt.eq(x, y) / pt.neq(x, y) (or pt.constant({bool(value)!r}) for "
+            "a constant condition)"
+        )
+    return value
+
+
 def constant(value: Any, dtype: npt.DTypeLike | None = None) -> Constant:
     """A read-only constant (interned: equal values give the same object)."""
     return Constant(np.asarray(value, dtype=None if dtype is None else as_dtype(dtype)))

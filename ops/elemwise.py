@@ -23,7 +23,7 @@ from fgraph import Op, ShapeError, TensorType, Variable, as_dtype, broadcast_sha
 from fgraph.dtypes import is_inexact
 from fgraph.op import Array
 from fgraph.operators import TensorLike
-from ops.convert import as_tensor, as_tensors_weak
+from ops.convert import as_condition, as_tensor, as_tensors_weak
 from ops.dimshuffle import DimShuffle, left_pad_rank
 from ops.scalar import (
     EQ,
@@ -61,6 +61,7 @@ from ops.scalar import (
     IsInf,
     IsNan,
     Log,
+    Log1mexp,
     Log1p,
     Log2,
     Log10,
@@ -338,8 +339,15 @@ def clip(x: TensorLike, lo: TensorLike | None, hi: TensorLike | None) -> Variabl
 
 def where(cond: TensorLike, x: TensorLike, y: TensorLike) -> Variable:
     """`x` where `cond` is true (nonzero), `y` elsewhere, as `numpy.where`. The result
-    dtype comes from x and y alone, so `cond` never promotes it."""
-    return _apply(Switch(), (as_tensor(cond, name="cond"), *as_tensors_weak((x, y))))
+    dtype comes from x and y alone, so `cond` never promotes it. A Python bool `cond` is
+    refused: it is what `x == y` gives (identity), never an elementwise comparison."""
+    condition = as_tensor(as_condition(cond, "where: cond"), name="cond")
+    return _apply(Switch(), (condition, *as_tensors_weak((x, y))))
+
+
+def switch(cond: TensorLike, ift: TensorLike, iff: TensorLike) -> Variable:
+    """PyTensor's name for `where`: `ift` where `cond` is true, `iff` elsewhere."""
+    return where(cond, ift, iff)
 
 
 def second(x: TensorLike, y: TensorLike) -> Variable:
@@ -398,22 +406,22 @@ def neq(x: TensorLike, y: TensorLike) -> Variable:
 
 def logical_and(x: TensorLike, y: TensorLike) -> Variable:
     """Truth of `x and y` for any dtypes (nonzero is true), as a bool tensor."""
-    return elemwise(LogicalAnd(), x, y)
+    return elemwise(LogicalAnd(), as_condition(x, "logical_and"), as_condition(y, "logical_and"))
 
 
 def logical_or(x: TensorLike, y: TensorLike) -> Variable:
     """Truth of `x or y` for any dtypes, as a bool tensor."""
-    return elemwise(LogicalOr(), x, y)
+    return elemwise(LogicalOr(), as_condition(x, "logical_or"), as_condition(y, "logical_or"))
 
 
 def logical_xor(x: TensorLike, y: TensorLike) -> Variable:
     """Whether exactly one of `x` and `y` is true (nonzero), as a bool tensor."""
-    return elemwise(LogicalXor(), x, y)
+    return elemwise(LogicalXor(), as_condition(x, "logical_xor"), as_condition(y, "logical_xor"))
 
 
 def logical_not(x: TensorLike) -> Variable:
     """Whether `x` is false (zero), as a bool tensor."""
-    return elemwise(LogicalNot(), x)
+    return elemwise(LogicalNot(), as_condition(x, "logical_not"))
 
 
 def isnan(x: TensorLike) -> Variable:
@@ -433,17 +441,17 @@ def isfinite(x: TensorLike) -> Variable:
 
 def bitwise_and(x: TensorLike, y: TensorLike) -> Variable:
     """`x & y`: bitwise on integers, logical on booleans."""
-    return elemwise(BitwiseAnd(), x, y)
+    return elemwise(BitwiseAnd(), as_condition(x, "bitwise_and"), as_condition(y, "bitwise_and"))
 
 
 def bitwise_or(x: TensorLike, y: TensorLike) -> Variable:
     """`x | y`: bitwise on integers, logical on booleans."""
-    return elemwise(BitwiseOr(), x, y)
+    return elemwise(BitwiseOr(), as_condition(x, "bitwise_or"), as_condition(y, "bitwise_or"))
 
 
 def bitwise_xor(x: TensorLike, y: TensorLike) -> Variable:
     """`x ^ y`: bitwise on integers, logical on booleans."""
-    return elemwise(BitwiseXor(), x, y)
+    return elemwise(BitwiseXor(), as_condition(x, "bitwise_xor"), as_condition(y, "bitwise_xor"))
 
 
 def invert(x: TensorLike) -> Variable:
@@ -501,6 +509,11 @@ def log10(x: TensorLike) -> Variable:
 def log1p(x: TensorLike) -> Variable:
     """log(1 + x), accurate for small x."""
     return elemwise(Log1p(), x)
+
+
+def log1mexp(x: TensorLike) -> Variable:
+    """log(1 - exp(x)) for x <= 0, accurate both near 0 and for very negative x."""
+    return elemwise(Log1mexp(), x)
 
 
 def sigmoid(x: TensorLike) -> Variable:

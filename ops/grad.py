@@ -2,24 +2,28 @@
 and `jacobian` / `hessian` built from them.
 
 Derivatives are graphs built from each op's `pullback` / `pushforward`, so they can be
-differentiated again (any order), rewritten and compiled like any other graph. Only
+differentiated again (any order), rewritten and compiled like any other graph. A
+logarithm with a stable form (`ops.stable`: `log(sigmoid(x))`, `log(sum(exp(x)))`, ...)
+is differentiated through that form, whose derivative is finite where the naive chain
+rule gives `inf * 0`. Only
 float and complex variables carry derivatives: a derivative flowing into an integer or
 boolean variable stops there (its `None` means zero, as in the op protocol).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Literal, overload
 
 import numpy as np
 
-from fgraph import Variable, display_name, toposort
+from fgraph import Input, Variable, display_name, rebuild, toposort
 from fgraph.dtypes import is_inexact
 from fgraph.node import Apply
 from ops.convert import constant
 from ops.dimshuffle import DimShuffle
 from ops.elemwise import add, cast, ones_like, second, zeros_like
+from ops.stable import StableForm, stable_form
 
 Disconnected = Literal["raise", "zero"]
 
@@ -187,13 +191,20 @@ def backpropagate(
     contributions: dict[Variable, list[Variable]] = {
         variable: [cotangent] for variable, cotangent in seeds.items()
     }
+    kept = {*targets, *seeds}
     for node in reversed(relevant):
         output_cotangents = tuple(_collect(contributions, output) for output in node.outputs)
         if all(cotangent is None for cotangent in output_cotangents):
             continue
-        input_cotangents = node.op.pullback(node.inputs, node.outputs, output_cotangents)
-        _check_arity(node, input_cotangents, "pullback")
-        for input_, cotangent in zip(node.inputs, input_cotangents):
+        form = _stable_form_keeping(node, kept)
+        cotangent = output_cotangents[0]
+        if form is not None and cotangent is not None:
+            reached = [(form.operand, _through_formula(form, cotangent, reverse=True))]
+        else:
+            input_cotangents = node.op.pullback(node.inputs, node.outputs, output_cotangents)
+            _check_arity(node, input_cotangents, "pullback")
+            reached = list(zip(node.inputs, input_cotangents))
+        for input_, cotangent in reached:
             if cotangent is not None and input_ in on_path:
                 checked = _checked(cotangent, input_, f"{node.op}.pullback")
                 contributions.setdefault(input_, []).append(checked)
@@ -211,14 +222,61 @@ def propagate_tangents(
         input_tangents = tuple(known.get(input_) for input_ in node.inputs)
         if all(tangent is None for tangent in input_tangents):
             continue
-        output_tangents = node.op.pushforward(node.inputs, node.outputs, input_tangents)
-        _check_arity(node, output_tangents, "pushforward")
+        form = _stable_form_keeping(node, tangents)
+        if form is None:
+            output_tangents = node.op.pushforward(node.inputs, node.outputs, input_tangents)
+            _check_arity(node, output_tangents, "pushforward")
+        else:
+            operand_tangent = known.get(form.operand)
+            output_tangents = (
+                None if operand_tangent is None
+                else _through_formula(form, operand_tangent, reverse=False),
+            )
         for output, tangent in zip(node.outputs, output_tangents):
             if tangent is not None and is_inexact(output.dtype):
                 pushed = _checked(tangent, output, f"{node.op}.pushforward")
                 given = tangents.get(output)
                 known[output] = pushed if given is None else add(given, pushed)
     return [known.get(output) for output in outputs]
+
+
+def _through_formula(form: StableForm, derivative: Variable, reverse: bool) -> Variable | None:
+    """`derivative` carried through the stable formula of `form`: in reverse, the
+    logarithm's cotangent to its operand's; forward, the operand's tangent to the
+    logarithm's. The formula is differentiated on stand-ins, which are then replaced, so
+    the work is the formula's size, not the size of the operand's graph."""
+    operand = Input(form.operand.type, "operand")
+    given = Input(derivative.type, "derivative")
+    value = form.value_of(operand)
+    if reverse:
+        (found,) = backpropagate({value: given}, [operand])
+    else:
+        (found,) = propagate_tangents({operand: given}, [value])
+    if found is None:
+        return None
+    (result,) = rebuild([found], {operand: form.operand, given: derivative})
+    return result
+
+
+def _stable_form_keeping(node: Apply, kept: Collection[Variable]) -> StableForm | None:
+    """The stable form (`ops.stable`) of the logarithm `node` computes, to differentiate
+    through instead of the naive chain (whose `inf * 0` gives nan), unless a variable in
+    `kept` (a target or a seed) lies inside the pattern and so needs its own derivative."""
+    form = stable_form(node)
+    if form is None:
+        return None
+    inside: set[Variable] = set()
+    pending = list(node.inputs)
+    while pending:
+        variable = pending.pop()
+        if variable == form.operand or variable in inside:
+            continue
+        if variable in kept:
+            return None
+        inside.add(variable)
+        if variable.owner is not None:
+            pending.extend(variable.owner.inputs)
+    return form
 
 
 def _check_differentiable(variables: Iterable[Variable], caller: str) -> None:

@@ -574,6 +574,26 @@ class Softplus(ScalarOp):
 
 
 @attrs.frozen
+class Log1mexp(ScalarOp):
+    """log(1 - exp(x)) for x <= 0 (nan above): log(-expm1(x)) for x > -log(2), where
+    1 - exp(x) cancels, and log1p(-exp(x)) below, where -expm1(x) rounds to 1 (Maechler's
+    split). Its derivative -exp(x) / (1 - exp(x)) is written -1 / |expm1(-x)|: finite
+    at both ends, and -inf (not +inf) at x = 0, where expm1 returns a signed zero."""
+
+    nin = 1
+
+    def impl(self, *inputs: Array) -> Array:
+        x = _as_float(inputs[0])
+        with np.errstate(divide="ignore", invalid="ignore"):  # the branch not taken
+            near_zero = np.log(-np.expm1(x))
+            far = np.log1p(-np.exp(x))
+        return np.asarray(np.where(x > -np.log(2), near_zero, far))
+
+    def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
+        return (-1 / ew.abs(ew.expm1(-inputs[0])),)
+
+
+@attrs.frozen
 class Erf(ScalarOp):
     """The error function (NumPy has none: `math.erf` elementwise, in the input's float
     dtype as NumPy's unary functions give it)."""

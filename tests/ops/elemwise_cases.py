@@ -35,6 +35,7 @@ def in_float64(function: Callable[[Array], Array]) -> Callable[[Array], Array]:
 
 reference_sigmoid = in_float64(lambda x: 1 / (1 + np.exp(-x)))
 reference_softplus = in_float64(lambda x: np.log(1 + np.exp(x)))
+reference_log1mexp = in_float64(lambda x: np.log(1 - np.exp(x)))
 reference_erf = in_float64(np.vectorize(math.erf, otypes=["float64"]))
 reference_erfc = in_float64(np.vectorize(math.erfc, otypes=["float64"]))
 
@@ -81,6 +82,7 @@ CASES: tuple[Case, ...] = (
     Case("log2", pt.log2, np.log2, (POSITIVE,)),
     Case("log10", pt.log10, np.log10, (POSITIVE,)),
     Case("log1p", pt.log1p, np.log1p, ((-0.5, 2.0),)),
+    Case("log1mexp", pt.log1mexp, reference_log1mexp, ((-3.0, -0.1),)),
     Case("sigmoid", pt.sigmoid, reference_sigmoid, ((-4.0, 4.0),)),
     Case("softplus", pt.softplus, reference_softplus, ((-4.0, 4.0),)),
     Case("erf", pt.erf, reference_erf, (WIDE,)),

@@ -10,7 +10,7 @@ import ops as pt
 from fgraph import Graph, Variable, evaluate
 from fgraph.op import Array
 from rewrite.stabilize import STABILIZE
-from tests.rewrite.algebra_checks import check_rewrite, ops_of
+from tests.rewrite.algebra_checks import check_rewrite, ops_of, random_value
 
 
 def stabilized(x: Variable, y: Variable) -> Graph:
@@ -132,3 +132,43 @@ def test_log_of_an_unshifted_softmax_gets_a_stable_normalizer() -> None:
     far = np.array([1000.0, 0.0])
     assert np.isnan(values(naive, far)).any()
     np.testing.assert_allclose(values(graph, far), [0.0, -1000.0], atol=1e-12)
+
+
+def test_log_one_plus_exp_becomes_softplus() -> None:
+    x = pt.vector("x")
+    for y in (pt.log1p(pt.exp(x)), pt.log(1 + pt.exp(x)), pt.log(pt.exp(x) + 1)):
+        naive = Graph([x], [y])
+        graph = stabilized(x, y)
+        assert ops_of(graph) == ["Softplus"]
+        far = np.array([1000.0, -1000.0, 0.0])
+        assert np.isinf(values(naive, far)[0])
+        np.testing.assert_allclose(values(graph, far), [1000.0, 0.0, np.log(2.0)], rtol=1e-15)
+
+
+def test_log_one_minus_exp_becomes_log1mexp() -> None:
+    x = pt.vector("x")
+    naive_forms = (pt.log(1 - pt.exp(x)), pt.log(-pt.expm1(x)), pt.log1p(-pt.exp(x)))
+    at = np.array([-1e-20, -0.5, -50.0, -1000.0])
+    expected = [np.log(1e-20), np.log(-np.expm1(-0.5)), -np.exp(-50.0), 0.0]
+    for y in naive_forms:
+        graph = check_rewrite(Graph([x], [y]), STABILIZE, -np.abs(random_value(x)))
+        assert ops_of(graph) == ["Log1mexp"]
+        np.testing.assert_allclose(values(graph, at), expected, rtol=1e-14)
+    with np.errstate(divide="ignore"):
+        naive = [values(Graph([x], [y]), at) for y in naive_forms]
+    assert np.isneginf(naive[0][0]) and naive[1][2] == 0.0 and naive[2][0] == -np.inf
+
+
+def test_log_one_minus_exp_of_integers_is_kept() -> None:
+    x = pt.vector("x", dtype="int64")
+    graph = Graph([x], [pt.log(1 - pt.exp(x))])
+    assert check_rewrite(graph, STABILIZE, np.array([-1, -3, -9])) is graph
+
+
+def test_log_of_softmax_written_with_a_broadcast_sum() -> None:
+    """`exp(x) / sum(exp(x))` divides by the sum padded to rank 1: still a softmax."""
+    x = pt.vector("x")
+    naive = Graph([x], [pt.log(pt.exp(x) / pt.sum(pt.exp(x)))])
+    graph = stabilized(x, naive.outputs[0])
+    assert "TrueDiv" not in ops_of(graph) and "Max" in ops_of(graph)
+    np.testing.assert_allclose(values(graph, np.array([1000.0, 0.0])), [0.0, -1000.0])
