@@ -19,6 +19,7 @@ from rewrite.inc_subtensor import INC_SUBTENSOR
 from rewrite.inline import INLINE
 from rewrite.inner import InnerGraphPass
 from rewrite.join import JOIN
+from rewrite.matmul import MATMUL
 from rewrite.inplace import inplace_pass
 from rewrite.pipeline import Fixpoint, Pipeline, rule_pass
 from rewrite.rule import RuleSet
@@ -29,7 +30,7 @@ from rewrite.stabilize import STABILIZE
 from rewrite.subtensor import LIFT_SUBTENSOR, SUBTENSOR
 
 SIMPLIFY = RuleSet.union(
-    "simplify", CONSTANT_FOLD, CANONICALIZE, SHAPES, SUBTENSOR, INC_SUBTENSOR, JOIN
+    "simplify", CONSTANT_FOLD, CANONICALIZE, SHAPES, SUBTENSOR, INC_SUBTENSOR, JOIN, MATMUL
 )
 """Constant folding, canonicalization and the shape and indexing simplifications
 together, so each enables the others in one pass."""

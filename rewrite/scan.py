@@ -41,8 +41,11 @@ import numpy as np
 
 from fgraph import Apply, Constant, Graph, Param, Variable, toposort
 from fgraph.traverse import rebuild
-from ops.dimshuffle import expand_dims
+from ops.dimshuffle import DimShuffle, expand_dims, transpose
 from ops.elemwise import Elemwise
+from ops.linalg import MatMul, matmul
+from ops.reduction import sum as reduce_sum
+from ops.scalar import Add
 from ops.join import stack
 from ops.scan_op import Scan
 from ops.shape_vector import static_value
@@ -384,6 +387,218 @@ def push_out_invariants(node: Apply, graph: Graph) -> Replacements | None:
     return dict(zip(node.outputs, outputs))
 
 
+def _lift(node: Apply, operands: Sequence[Variable], lifted: Sequence[bool]) -> Variable | None:
+    """`node`'s output computed for every step at once, given its operands over whole
+    sequences (`lifted[i]`: operand i has the extra leading axis) or as they are (a
+    value every step shares), or None for an op that does not lift."""
+    op = node.op
+    if len(node.outputs) != 1:
+        return None
+    if isinstance(op, Elemwise):
+        return op(*(v if up else expand_dims(v, 0) for v, up in zip(operands, lifted)))
+    if isinstance(op, DimShuffle) and lifted[0]:
+        order = (0, *(None if axis is None else axis + 1 for axis in op.order))
+        return DimShuffle(order)(operands[0])
+    if isinstance(op, MatMul):
+        return op(*(v if up else expand_dims(v, 0) for v, up in zip(operands, lifted)))
+    return None
+
+
+def push_out_sequence_work(node: Apply, graph: Graph) -> Replacements | None:
+    """Body work that reads sequences (and values every step shares) but no carry runs
+    once over the whole sequences, before the loop, as elementwise ops, shuffles and
+    batched matrix products; the loop reads its rows as new sequences."""
+    parts = _parts(node)
+    op = parts.op
+    inner = op.inner_graph
+    nc, ns = op.n_carries, op.n_sequences
+    if ns == 0:
+        return None
+    steps = parts.n_steps
+    whole: dict[Variable, Variable] = {}
+    for param, sequence in zip(inner.inputs[nc : nc + ns], parts.sequences):
+        covered = op.length is not None and sequence.type.shape[0] == op.length
+        whole[param] = sequence if covered else sequence[:steps]
+    carried: set[Variable] = set(inner.inputs[:nc])
+    for inner_node in inner.nodes:
+        reads = inner_node.inputs
+        if any(v in carried for v in reads):
+            carried.update(inner_node.outputs)
+            continue
+        if not any(v in whole for v in reads) or any(
+            v.owner is not None and v not in whole for v in reads
+        ):
+            continue
+        operands = [whole[v] if v in whole else _shared(v, inner, parts) for v in reads]
+        lifted = _lift(inner_node, operands, [v in whole for v in reads])
+        if lifted is not None:
+            whole[inner_node.outputs[0]] = lifted
+    params = set(inner.inputs)
+    readers = [v for n in inner.nodes if any(o in carried for o in n.outputs) for v in n.inputs]
+    boundary = list(dict.fromkeys(
+        v for v in (*readers, *inner.outputs)
+        if v in whole and v not in params and not _view_of_row(v, params)
+    ))
+    if not boundary:
+        return None
+    count = len(inner.inputs)
+    new_params = _params(
+        [*inner.inputs[: nc + ns], *(_rows_of(whole[v]) for v in boundary),
+         *inner.inputs[nc + ns :]]
+    )
+    mapping: dict[Variable, Variable] = {}
+    for k, param in enumerate(inner.inputs):
+        mapping[param] = new_params[k if k < nc + ns else k + len(boundary)]
+    mapping.update(zip(boundary, new_params[nc + ns : nc + ns + len(boundary)]))
+    body = Graph(new_params, rebuild(inner.outputs, mapping))
+    assert len(body.inputs) == count + len(boundary)
+    _, outputs = _new_loop(
+        parts,
+        body,
+        nc,
+        ns + len(boundary),
+        op.traced,
+        [*parts.initials, *parts.sequences, *(whole[v] for v in boundary), *parts.non_sequences],
+    )
+    return dict(zip(node.outputs, outputs))
+
+
+@attrs.frozen
+class _Accumulator:
+    """A carry that only adds a per-step term to itself: `acc' = acc + term`. The term
+    is an outer product of two vectors (kept as its two factors) or any other value."""
+
+    carry: int
+    term: Variable
+    factors: tuple[Variable, Variable] | None
+
+
+def _accumulator(op: Scan, k: int) -> _Accumulator | None:
+    inner = op.inner_graph
+    param, update = inner.inputs[k], inner.outputs[k]
+    readers = inner.clients.get(param, ())
+    match update.owner:
+        case Apply(op=Elemwise(scalar_op=Add()), inputs=(first, second)) if len(readers) == 1:
+            if readers[0][0] is not update.owner or param in inner.outputs[: k] + inner.outputs[k + 1 :]:
+                return None
+            term = second if first is param else first if second is param else None
+            if term is None or term.type.shape != param.type.shape:
+                return None
+            match term.owner:
+                case Apply(op=MatMul(), inputs=(left, right)):
+                    column, row = _shuffled_vector(left, (0, None)), _shuffled_vector(right, (None, 0))
+                    if column is not None and row is not None:
+                        return _Accumulator(k, term, (column, row))
+            return _Accumulator(k, term, None)
+    return None
+
+
+def _shuffled_vector(variable: Variable, order: tuple[int | None, ...]) -> Variable | None:
+    """The vector `v` when `variable` is `v` under shuffles amounting to `order`."""
+    composed: tuple[int | None, ...] | None = None
+    while variable.owner is not None and isinstance(variable.owner.op, DimShuffle):
+        inner_order = variable.owner.op.order
+        composed = inner_order if composed is None else tuple(
+            None if axis is None else inner_order[axis] for axis in composed
+        )
+        variable = variable.owner.inputs[0]
+    return variable if composed == order and variable.ndim == 1 else None
+
+
+def accumulate_outside(node: Apply, graph: Graph) -> Replacements | None:
+    """Carries that only sum a per-step term become per-step outputs summed after the
+    loop; a sum of outer products `column_t @ row_t` (how every gradient of a matrix
+    product accumulates) becomes one matrix product of the stacked factors. Only where
+    the traces' row shapes are known (an empty trace's unknown lengths are 0, which would
+    not add to the initial value)."""
+    parts = _parts(node)
+    op = parts.op
+    if op.while_loop:
+        return None
+    inner = op.inner_graph
+    nc, ns = op.n_carries, op.n_sequences
+    found = [a for k in range(nc) if not op.traced[k] and (a := _accumulator(op, k)) is not None]
+    sequence_of = dict(zip(inner.inputs[nc : nc + ns], parts.sequences))
+
+    def traced_value(value: Variable) -> bool:
+        return value in sequence_of or value.type.is_fully_static or (op.length or 0) >= 1
+
+    found = [
+        a for a in found
+        if all(traced_value(v) for v in (a.factors or (a.term,)))
+    ]
+    if not found:
+        return None
+    removed = {a.carry for a in found}
+    kept = [k for k in range(nc) if k not in removed]
+    new_ys: list[Variable] = []
+    for accumulator in found:
+        for value in accumulator.factors or (accumulator.term,):
+            if value not in sequence_of and value not in new_ys:
+                new_ys.append(value)
+    old_ys = list(inner.outputs[nc : nc + op.n_ys])
+    body_outputs = [*(inner.outputs[k] for k in kept), *old_ys, *new_ys]
+    new_params = _params([*(inner.inputs[k] for k in kept), *inner.inputs[nc:]])
+    mapping = dict(zip([*(inner.inputs[k] for k in kept), *inner.inputs[nc:]], new_params))
+    body = Graph(new_params, rebuild(body_outputs, mapping))
+    new_op, outputs = _new_loop(
+        parts,
+        body,
+        len(kept),
+        ns,
+        tuple(op.traced[k] for k in kept),
+        [*(parts.initials[k] for k in kept), *parts.sequences, *parts.non_sequences],
+    )
+    steps = parts.n_steps
+
+    def stacked(value: Variable) -> Variable:
+        if value in sequence_of:
+            sequence = sequence_of[value]
+            covered = op.length is not None and sequence.type.shape[0] == op.length
+            return sequence if covered else sequence[:steps]
+        return outputs[new_op.output_index("ys", op.n_ys + new_ys.index(value))]
+
+    replacements: Replacements = {}
+    for number, k in enumerate(kept):
+        replacements[node.outputs[k]] = outputs[number]
+        if op.traced[k]:
+            replacements[node.outputs[op.output_index("trace", k)]] = outputs[
+                new_op.output_index("trace", number)
+            ]
+    for y in range(op.n_ys):
+        replacements[node.outputs[op.output_index("ys", y)]] = outputs[new_op.output_index("ys", y)]
+    for accumulator in found:
+        initial = parts.initials[accumulator.carry]
+        if accumulator.factors is None:
+            total = reduce_sum(stacked(accumulator.term), axis=0)
+        else:  # sum over t of outer(column_t, row_t): one product of the stacked vectors
+            column, row = (stacked(v) for v in accumulator.factors)
+            total = matmul(transpose(column), row)
+        replacements[node.outputs[accumulator.carry]] = initial + total
+    return {old: new for old, new in replacements.items() if _is_read(old, graph)}
+
+
+def _view_of_row(variable: Variable, params: set[Variable]) -> bool:
+    """A shuffle of a row the loop reads anyway: nothing to gain from a new sequence."""
+    node = variable.owner
+    return node is not None and isinstance(node.op, DimShuffle) and node.inputs[0] in params
+
+
+def _shared(variable: Variable, inner: Graph, parts: _Parts) -> Variable:
+    """The outer value of a body value every step shares: a non-sequence or a constant."""
+    if isinstance(variable, Param):
+        first = parts.op.n_carries + parts.op.n_sequences
+        return parts.non_sequences[inner.inputs.index(variable) - first]
+    return variable
+
+
+def _rows_of(variable: Variable) -> Variable:
+    """A stand-in typed like one row of `variable` (for the new param's type)."""
+    from fgraph import Input, TensorType
+
+    return Input(TensorType(variable.dtype, variable.type.shape[1:]))
+
+
 def vectorize_map(node: Apply, graph: Graph) -> Replacements | None:
     """A loop with no carries and an elementwise body: the same elementwise computation
     over the whole sequences (non-sequences broadcast along a new leading axis)."""
@@ -504,6 +719,8 @@ NODE_TRANSFORMS: tuple[Transform, ...] = (
     inline_constants,
     push_out_invariants,
     vectorize_map,
+    accumulate_outside,
+    push_out_sequence_work,
     unroll,
 )
 READER_TRANSFORMS: tuple[Transform, ...] = (final_instead_of_last_row,)

@@ -18,10 +18,12 @@ from ops.join import Concatenate, split
 from ops.scan_op import Scan
 from rewrite import optimize
 from rewrite.scan import (
+    accumulate_outside,
     final_instead_of_last_row,
     inline_constants,
     merge_traced_variants,
     push_out_invariants,
+    push_out_sequence_work,
     remove_unused,
     scan_pass,
     static_length,
@@ -179,6 +181,48 @@ def test_elementwise_map_becomes_one_vectorized_computation() -> None:
     assert vectorize_map(loops_of(graph)[0], graph) is not None
 
 
+def test_sequence_work_runs_once_over_whole_sequences() -> None:
+    xs = pt.matrix("xs", shape=(None, 3))
+    u = pt.matrix("u", shape=(4, 3))
+    h0 = pt.vector("h0", shape=(4,))
+    out = pt.scan(lambda x, h, u: pt.tanh(h * 0.5 + pt.exp(u @ x)), sequences=[xs],
+                  outputs_info=[h0], non_sequences=[u])
+    graph = Graph([xs, u, h0], [out])
+    rewritten = apply_once(push_out_sequence_work, graph)
+    body = only_loop(rewritten).inner_graph
+    assert not any("Exp" in str(n.op) for n in body.nodes)
+    assert not any(type(n.op).__name__ == "MatMul" for n in body.nodes)
+    optimized = optimize(graph, "fast_run")
+    batched = [n for n in optimized.nodes if type(n.op).__name__ == "MatMul"]
+    assert len(batched) == 1 and batched[0].inputs[0] is xs  # xs @ u.T, one product
+    rng = np.random.default_rng(1)
+    values = [rng.normal(size=(5, 3)), rng.normal(size=(4, 3)), rng.normal(size=4)]
+    same_values(graph, rewritten, values)
+    same_values(graph, optimized, values)
+
+
+def test_accumulated_outer_products_become_one_matrix_product() -> None:
+    xs = pt.matrix("xs", shape=(None, 3))
+    w = pt.matrix("w", shape=(3, 3))
+    h0 = pt.vector("h0", shape=(3,))
+    hs = pt.scan(lambda x, h, w: pt.tanh(w @ h + x), sequences=[xs], outputs_info=[h0],
+                 non_sequences=[w])
+    gradient = pt.grad((hs**2).sum(), w)
+    graph = Graph([xs, w, h0], [gradient])
+    (backward,) = [n for n in loops_of(graph) if _scan(n).reverse]
+    assert _scan(backward).n_carries == 2  # the carried cotangent and the sum for w
+    found = accumulate_outside(backward, graph)
+    assert found
+    optimized = optimize(graph, "fast_run")
+    (backward,) = [n for n in loops_of(optimized) if _scan(n).reverse]
+    assert _scan(backward).n_carries == 1
+    assert optimized.outputs[0].owner is not None
+    assert type(optimized.outputs[0].owner.op).__name__ == "MatMul"
+    rng = np.random.default_rng(2)
+    same_values(graph, optimized, [rng.normal(size=(6, 3)), rng.normal(size=(3, 3)) * 0.5,
+                                   rng.normal(size=3)])
+
+
 def test_unroll_short_constant_loops_only() -> None:
     x0 = pt.scalar("x0")
     short = Graph([x0], [pt.scan(lambda p: pt.sin(p), outputs_info=[x0], n_steps=4)])
@@ -284,6 +328,18 @@ def test_split_of_a_concatenation_gives_the_parts() -> None:
     first, second = split(pt.concatenate([a, b]), [2, 3])
     rewritten = optimize(Graph([a, b], [first, second]), "fast_compile")
     assert rewritten.outputs == (a, b)
+
+
+def test_shared_matrix_times_stacked_columns_is_one_product() -> None:
+    a = pt.matrix("a", shape=(4, 3))
+    v = pt.matrix("v", shape=(None, 3))
+    batched = pt.matmul(pt.expand_dims(a, 0), pt.expand_dims(v, 2))  # (n, 4, 1)
+    graph = Graph([a, v], [batched])
+    rewritten = optimize(graph, "fast_compile")
+    (product,) = [n for n in rewritten.nodes if type(n.op).__name__ == "MatMul"]
+    assert product.inputs[0] is v and product.outputs[0].ndim == 2
+    rng = np.random.default_rng(3)
+    same_values(graph, rewritten, [rng.normal(size=(4, 3)), rng.normal(size=(5, 3))])
 
 
 def test_power_zero_is_one() -> None:
