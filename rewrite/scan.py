@@ -706,6 +706,75 @@ def merge_traced_variants(loops: Sequence[Apply], graph: Graph) -> Replacements 
     return None
 
 
+def merge_independent_loops(loops: Sequence[Apply], graph: Graph) -> Replacements | None:
+    """Two for-loops over the same step count, direction, static length and gradient
+    truncation, neither reading what the other computes, become one loop running both
+    bodies (one pass over the steps, one set of sequence reads)."""
+    for number, first in enumerate(loops):
+        for second in loops[number + 1 :]:
+            a, b = _scan_op(first), _scan_op(second)
+            same_schedule = (
+                first.inputs[0] == second.inputs[0]
+                and (a.reverse, a.length, a.truncate_gradient)
+                == (b.reverse, b.length, b.truncate_gradient)
+            )
+            if not same_schedule or a.while_loop or b.while_loop:
+                continue
+            if first in toposort(second.inputs):  # the second reads the first
+                continue
+            return _merged(first, second)
+    return None
+
+
+def _merged(first: Apply, second: Apply) -> Replacements:
+    a, b = _scan_op(first), _scan_op(second)
+    pa, pb = _parts(first), _parts(second)
+    ia, ib = a.inner_graph, b.inner_graph
+    groups = (
+        (ia.inputs[: a.n_carries], ib.inputs[: b.n_carries]),
+        (ia.inputs[a.n_carries : a.n_carries + a.n_sequences],
+         ib.inputs[b.n_carries : b.n_carries + b.n_sequences]),
+        (ia.inputs[a.n_carries + a.n_sequences :], ib.inputs[b.n_carries + b.n_sequences :]),
+    )
+    # Params are interned on (index, type): both bodies' Param(0) may be one object, so
+    # each body's params are mapped by position, never looked up by identity.
+    ordered: list[Variable] = []
+    targets_a: list[int] = []
+    targets_b: list[int] = []
+    for from_a, from_b in groups:
+        targets_a += range(len(ordered), len(ordered) + len(from_a))
+        targets_b += range(len(ordered) + len(from_a), len(ordered) + len(from_a) + len(from_b))
+        ordered += [*from_a, *from_b]
+    params = _params(ordered)
+    outputs_a = rebuild(ia.outputs, {v: params[k] for v, k in zip(ia.inputs, targets_a)})
+    outputs_b = rebuild(ib.outputs, {v: params[k] for v, k in zip(ib.inputs, targets_b)})
+    body = Graph(params, [
+        *outputs_a[: a.n_carries], *outputs_b[: b.n_carries],
+        *outputs_a[a.n_carries :], *outputs_b[b.n_carries :],
+    ])
+    op = attrs.evolve(a, inner_graph=body, n_carries=a.n_carries + b.n_carries,
+                      n_sequences=a.n_sequences + b.n_sequences, traced=a.traced + b.traced)
+    merged = op.apply(
+        pa.n_steps, *pa.initials, *pb.initials, *pa.sequences, *pb.sequences,
+        *pa.non_sequences, *pb.non_sequences,
+    )
+    replacements: Replacements = {}
+    for node, old_op, carry_offset, ys_offset in (
+        (first, a, 0, 0), (second, b, a.n_carries, a.n_ys)
+    ):
+        for k in range(old_op.n_carries):
+            replacements[node.outputs[k]] = merged[carry_offset + k]
+        for k in old_op.traced_carries:
+            replacements[node.outputs[old_op.output_index("trace", k)]] = merged[
+                op.output_index("trace", carry_offset + k)
+            ]
+        for y in range(old_op.n_ys):
+            replacements[node.outputs[old_op.output_index("ys", y)]] = merged[
+                op.output_index("ys", ys_offset + y)
+            ]
+    return replacements
+
+
 def _scan_op(node: Apply) -> Scan:
     op = node.op
     if not isinstance(op, Scan):
@@ -726,4 +795,5 @@ NODE_TRANSFORMS: tuple[Transform, ...] = (
 READER_TRANSFORMS: tuple[Transform, ...] = (final_instead_of_last_row,)
 GRAPH_TRANSFORMS: tuple[Callable[[Sequence[Apply], Graph], Replacements | None], ...] = (
     merge_traced_variants,
+    merge_independent_loops,
 )

@@ -21,6 +21,7 @@ from rewrite.scan import (
     accumulate_outside,
     final_instead_of_last_row,
     inline_constants,
+    merge_independent_loops,
     merge_traced_variants,
     push_out_invariants,
     push_out_sequence_work,
@@ -245,6 +246,20 @@ def test_merge_loops_differing_only_in_traced_carries() -> None:
     rewritten = scan_pass(graph)
     assert len(loops_of(rewritten)) == 1
     same_values(graph, rewritten, [0.7, 5])
+
+
+def test_merge_independent_loops_over_the_same_steps() -> None:
+    xs = pt.vector("xs")
+    y0 = pt.scalar("y0")
+    totals = pt.scan(lambda x, acc: acc + pt.sin(x), sequences=[xs], outputs_info=[y0])
+    products = pt.scan(lambda x, acc: acc * pt.cos(x), sequences=[xs], outputs_info=[y0])
+    chained = pt.scan(lambda t, acc: acc + t, sequences=[totals], outputs_info=[y0])
+    graph = Graph([xs, y0], [totals, products, chained])
+    assert merge_independent_loops(loops_of(graph), graph)
+    rewritten = scan_pass(graph)
+    # The first two run as one loop; the third reads the first, so it stays apart.
+    assert len(loops_of(rewritten)) == 2
+    same_values(graph, rewritten, [np.linspace(0, 1, 7), 0.5])
 
 
 # -- the seed: y_t = y_{t-1} ** 2 for 4 steps -------------------------------------------------
