@@ -19,6 +19,12 @@ one costs a single walk over its nodes.
   once, before the loop, and enters it as a non-sequence.
 - `vectorize_map`: a loop with no carries whose body is elementwise is that elementwise
   computation over whole sequences: the loop disappears.
+- `shorten_to_read_prefix`: a forward loop whose traces are only read in a prefix of
+  static length runs only the steps that write it.
+- `accumulate_outside`: carries that only sum a per-step term are summed after the loop
+  (a sum of outer products is one matrix product).
+- `push_out_sequence_work`: body work reading sequences but no carry runs once over the
+  whole sequences (elementwise ops, shuffles, matrix products become batched products).
 - `unroll`: a loop of at most `UNROLL_MAX_STEPS` constant steps whose body has at most
   `UNROLL_MAX_NODES` nodes in all copies becomes straight-line code, which the rest of the
   pipeline simplifies and fuses (the seed's second derivative becomes one expression).
@@ -49,6 +55,7 @@ from ops.scalar import Add
 from ops.join import stack
 from ops.scan_op import Scan
 from ops.shape_vector import static_value
+from ops.indexing import Slice
 from ops.subtensor import Subtensor
 
 UNROLL_MAX_STEPS = 8
@@ -625,6 +632,55 @@ def vectorize_map(node: Apply, graph: Graph) -> Replacements | None:
     return {node.outputs[op.output_index("ys", y)]: outputs[y] for y in range(op.n_ys)}
 
 
+def shorten_to_read_prefix(node: Apply, graph: Graph) -> Replacements | None:
+    """A forward loop of static length whose outputs are only read as rows of a prefix of
+    its traces (`trace[2]`, `trace[:5]`) runs only the steps that write that prefix."""
+    op = _scan_op(node)
+    if op.reverse or op.while_loop or op.length is None:
+        return None
+    needed = 0
+    for number, output in enumerate(node.outputs):
+        if output in graph.outputs:
+            return None
+        readers = graph.clients.get(output, ())
+        if readers and number < op.n_carries:
+            return None  # a final value needs every step
+        for reader, _ in readers:
+            rows = _prefix_read(reader)
+            if rows is None:
+                return None
+            needed = max(needed, rows)
+    if needed >= op.length:
+        return None
+    steps = Constant(np.array(needed, dtype="int64"))
+    shorter = attrs.evolve(op, length=needed).apply(steps, *node.inputs[1:])
+    # The readers are re-created over the shorter traces: they read the same rows, so
+    # they keep their types (the traces themselves do not).
+    replacements: Replacements = {}
+    for output, new in zip(node.outputs, shorter):
+        for reader, _ in graph.clients.get(output, ()):
+            replacements[reader.out] = reader.op(new)
+    return replacements
+
+
+def _prefix_read(reader: Apply) -> int | None:
+    """How many leading rows a read of a trace needs: an index or a forward slice with
+    static non-negative bounds on the first axis; None for any other read."""
+    if not isinstance(reader.op, Subtensor) or len(reader.inputs) != 1 or not reader.op.idx_list:
+        return None
+    first = reader.op.idx_list[0]
+    if isinstance(first, int):
+        return first + 1 if first >= 0 else None
+    if isinstance(first, Slice):
+        start, stop, step = first.start, first.stop, first.step
+        forward = (start is None or (isinstance(start, int) and start >= 0)) and (
+            step is None or (isinstance(step, int) and step > 0)
+        )
+        if forward and isinstance(stop, int) and stop >= 0:
+            return stop
+    return None
+
+
 def unroll(node: Apply, graph: Graph) -> Replacements | None:
     """A short loop of constant length as straight-line code (see UNROLL_MAX_*)."""
     parts = _parts(node)
@@ -790,6 +846,7 @@ NODE_TRANSFORMS: tuple[Transform, ...] = (
     vectorize_map,
     accumulate_outside,
     push_out_sequence_work,
+    shorten_to_read_prefix,
     unroll,
 )
 READER_TRANSFORMS: tuple[Transform, ...] = (final_instead_of_last_row,)

@@ -27,6 +27,7 @@ from rewrite.scan import (
     push_out_sequence_work,
     remove_unused,
     scan_pass,
+    shorten_to_read_prefix,
     static_length,
     unroll,
     vectorize_map,
@@ -246,6 +247,18 @@ def test_merge_loops_differing_only_in_traced_carries() -> None:
     rewritten = scan_pass(graph)
     assert len(loops_of(rewritten)) == 1
     same_values(graph, rewritten, [0.7, 5])
+
+
+def test_reads_of_a_prefix_shorten_the_loop() -> None:
+    x0 = pt.scalar("x0")
+    trace = pt.scan(lambda p: pt.sin(p) + 1, outputs_info=[x0], n_steps=100)
+    graph = Graph([x0], [trace[3], trace[:5].sum()])
+    assert shorten_to_read_prefix(loops_of(graph)[0], graph)
+    rewritten = scan_pass(graph)
+    assert not loops_of(rewritten)  # 5 steps are then short enough to unroll
+    same_values(graph, rewritten, [0.3])
+    last = Graph([x0], [trace[3], trace[-1]])
+    assert shorten_to_read_prefix(loops_of(last)[0], last) is None
 
 
 def test_merge_independent_loops_over_the_same_steps() -> None:
