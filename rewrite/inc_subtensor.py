@@ -99,6 +99,19 @@ def inc_by_zero(node: Apply) -> Sequence[Variable] | None:
 
 
 @rule(IncSubtensor)
+def inc_into_zeros(node: Apply) -> Sequence[Variable] | None:
+    """inc_subtensor(zeros[i], y) -> set_subtensor(zeros[i], y): adding to zeros is
+    writing (what a gradient of indexing builds; the write needs no read of the buffer)."""
+    match node:
+        case Apply(
+            op=IncSubtensor(set_instead_of_inc=False, inplace=inplace) as op, inputs=(x, *rest)
+        ) if is_zeros(x):
+            setting = IncSubtensor(op.idx_list, set_instead_of_inc=True, inplace=inplace)
+            return replacement(setting(x, *rest), node.out)
+    return None
+
+
+@rule(IncSubtensor)
 def merge_updates_of_one_region(node: Apply) -> Sequence[Variable] | None:
     """Two updates of the same region (same basic index, same index inputs) in a row:
     set(update(x, a), b) -> set(x, b); inc(inc(x, a), b) -> inc(x, a + b);
@@ -167,6 +180,7 @@ INC_SUBTENSOR = RuleSet(
         canonical_update_index,
         update_of_everything,
         inc_by_zero,
+        inc_into_zeros,
         merge_updates_of_one_region,
         value_without_leading_new_axes,
         update_past_disjoint_update,

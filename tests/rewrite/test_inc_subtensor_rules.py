@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 
 import ops as pt
-from fgraph import Graph
+from fgraph import Graph, evaluate
 from ops.indexing import SYMBOLIC, Slice
 from ops.subtensor import IncSubtensor
-from rewrite import RuleSet
+from rewrite import RuleSet, optimize
 from rewrite.pipelines import SIMPLIFY
 from rewrite.inc_subtensor import (
     INC_SUBTENSOR,
@@ -192,10 +192,21 @@ def test_rule_set_holds_every_update_rule() -> None:
         "canonical_update_index",
         "update_of_everything",
         "inc_by_zero",
+        "inc_into_zeros",
         "merge_updates_of_one_region",
         "value_without_leading_new_axes",
         "update_past_disjoint_update",
     )
+
+
+def test_inc_into_zeros_is_a_write() -> None:
+    x, y = pt.vector("x"), pt.vector("y", shape=(2,))
+    graph = Graph([x, y], [pt.inc_subtensor(pt.zeros_like(x)[1:3], y)])
+    rewritten = optimize(graph, "fast_compile")
+    (update,) = [n.op for n in rewritten.nodes if isinstance(n.op, IncSubtensor)]
+    assert update.set_instead_of_inc
+    (got,) = evaluate(rewritten.outputs, {x: np.zeros(5), y: np.array([1.0, -2.0])})
+    np.testing.assert_array_equal(got, [0, 1, -2, 0, 0])
 
 
 # --- updates of disjoint regions --------------------------------------------------------------
