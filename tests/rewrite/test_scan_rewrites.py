@@ -370,6 +370,23 @@ def test_shared_matrix_times_stacked_columns_is_one_product() -> None:
     same_values(graph, rewritten, [rng.normal(size=(4, 3)), rng.normal(size=(5, 3))])
 
 
+def test_the_seed_discussions_missing_simplifications_exist_outside_loops() -> None:
+    """expand_dims then a sum over the new axis; an increment of a slice of zeros that
+    covers everything; nested increments of one region; a slice selecting everything."""
+    x, y = pt.vector("x"), pt.vector("y")
+    cases = [
+        (pt.expand_dims(x, 0).sum(axis=0), x),
+        (pt.inc_subtensor(pt.zeros_like(x)[:], x), x),
+        (x[0 : x.shape[0]], x),
+        (x[::1], x),
+    ]
+    for expression, expected in cases:
+        assert optimize(Graph([x], [expression]), "fast_run").outputs == (expected,)
+    nested = pt.inc_subtensor(pt.inc_subtensor(x[1:3], y)[1:3], y)
+    rewritten = optimize(Graph([x, y], [nested]), "fast_run")
+    assert sum(type(n.op).__name__ == "IncSubtensor" for n in rewritten.nodes) == 1
+
+
 def test_power_zero_is_one() -> None:
     x = pt.vector("x")
     graph = Graph([x], [x**0.0])
