@@ -10,7 +10,8 @@ is copied: the inplace rewrite may overwrite the op's outputs.
 
 from __future__ import annotations
 
-from fgraph import Constant, Variable
+from fgraph import Variable
+from numba_backend.block import emit_block
 from numba_backend.registry import ModuleBuilder, NodeInfo, numba_kernel
 from ops.op_from_graph import OpFromGraph
 
@@ -18,30 +19,10 @@ from ops.op_from_graph import OpFromGraph
 @numba_kernel.register
 def _op_from_graph(op: OpFromGraph, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     inner = op.inner_graph
-    prefix = node.prefix
     names: dict[Variable, str] = dict(zip(inner.inputs, node.inputs))
-
-    def name_of(variable: Variable) -> str:
-        found = names.get(variable)
-        if found is not None:
-            return found
-        if isinstance(variable, Constant):
-            return module.constant(variable, scope=node.prefix)
-        raise ValueError(f"{op}: inner variable {variable!r} is used before it is computed")
-
-    lines: list[str] = []
-    for number, inner_node in enumerate(inner.nodes):
-        info = NodeInfo(
-            inputs=tuple(name_of(variable) for variable in inner_node.inputs),
-            outputs=tuple(f"{prefix}v{number}_{k}" for k in range(len(inner_node.output_types))),
-            input_types=tuple(variable.type for variable in inner_node.inputs),
-            output_types=inner_node.output_types,
-            prefix=f"{prefix}n{number}_",
-        )
-        lines.extend(numba_kernel(inner_node.op, info, module))
-        names.update(zip(inner_node.outputs, info.outputs))
+    lines = emit_block(inner, names, module, node.prefix)
     lines.extend(
-        f"{output} = {name_of(inner_output)}" + (".copy()" if _may_view_root(inner_output) else "")
+        f"{output} = {names[inner_output]}" + (".copy()" if _may_view_root(inner_output) else "")
         for output, inner_output in zip(node.outputs, inner.outputs)
     )
     return lines
