@@ -13,8 +13,11 @@ also names of user functions in the `ops` namespace, which shadow the submodules
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import math
+from collections.abc import Iterator
 
 from numba_backend.registry import MissingKernelError, dtype_expression
 from ops.scalar import (
@@ -192,11 +195,29 @@ complex operands)."""
 _VECMATH_SUFFIX = {"float64": "f64", "float32": "f32"}
 
 
+SEQUENTIAL: contextvars.ContextVar[bool] = contextvars.ContextVar("sequential", default=False)
+"""Set while generating code that runs one element at a time (a loop body of scalars,
+where each step needs the last): there libm's functions, which branch on the argument,
+beat vecmath's branch-free ones, whose only advantage is to vectorize."""
+
+
+@contextlib.contextmanager
+def sequential_code() -> Iterator[None]:
+    """Generate libm calls instead of vecmath ones inside this block (see SEQUENTIAL)."""
+    token = SEQUENTIAL.set(True)
+    try:
+        yield
+    finally:
+        SEQUENTIAL.reset(token)
+
+
 def _vecmath(function: str, x: str, dtype: str) -> str:
     """`function` of `x` (already of `dtype`): vecmath's for float32/float64, whose
-    loops vectorize, else NumPy's."""
+    loops vectorize, else (complex operands, sequential code) NumPy's."""
     suffix = _VECMATH_SUFFIX.get(dtype)
-    return f"{function}_{suffix}({x})" if suffix else f"np.{function}({x})"
+    if suffix is None or SEQUENTIAL.get():
+        return f"np.{function}({x})"
+    return f"{function}_{suffix}({x})"
 
 
 def _elementary(op: ScalarOp, args: tuple[str, ...], out_dtype: str) -> str:

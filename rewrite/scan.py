@@ -419,7 +419,7 @@ def push_out_sequence_work(node: Apply, graph: Graph) -> Replacements | None:
     op = parts.op
     inner = op.inner_graph
     nc, ns = op.n_carries, op.n_sequences
-    if ns == 0:
+    if ns == 0 or _all_scalars(inner):
         return None
     steps = parts.n_steps
     whole: dict[Variable, Variable] = {}
@@ -583,6 +583,13 @@ def accumulate_outside(node: Apply, graph: Graph) -> Replacements | None:
             total = matmul(transpose(column), row)
         replacements[node.outputs[accumulator.carry]] = initial + total
     return {old: new for old, new in replacements.items() if _is_read(old, graph)}
+
+
+def _all_scalars(body: Graph) -> bool:
+    """A body of 0-d values only runs as plain scalar code: its elementwise work costs the
+    same inside the loop as outside, where it would cost a pass over memory more."""
+    values = [*body.inputs, *(o for node in body.nodes for o in node.outputs)]
+    return all(value.ndim == 0 for value in values)
 
 
 def _view_of_row(variable: Variable, params: set[Variable]) -> bool:

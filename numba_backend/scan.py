@@ -1,0 +1,220 @@
+"""`Scan` as a `for` loop (a `while`-style `break` for while-loops) inlined into the
+entry function, its body emitted as a block of statements under the node's prefix.
+
+- The body is lowered once per inner graph with elementwise fusion (`lowered_body`):
+  the op's own inner graph stays as the rewrites left it, and fusion never runs inside
+  the rewrite pipeline's inner graphs, where folding rules must not recurse.
+- A body of scalars only (every value 0-d, every node elementwise or fused) becomes
+  plain scalar statements: carries are local scalars, nothing is allocated per step.
+  Other bodies run their kernels on arrays, as the entry function does.
+- Traces are preallocated (n rows) and written row by row; a per-step output whose row
+  shape is unknown is allocated after the first step. Final values of array carries are
+  copies, so they never alias an input the loop started from.
+- Run-time checks (n_steps >= 0, the static length, sequences at least n_steps long)
+  raise ValueError as `Scan.perform` does.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from fgraph import Constant, Graph, TensorType, Variable
+from numba_backend.block import emit_block
+from numba_backend.body import element_body
+from numba_backend.registry import ModuleBuilder, NodeInfo, dtype_expression, numba_kernel
+from numba_backend.scalar import sequential_code
+from ops.elemwise import Elemwise
+from ops.fused import Fused
+from ops.scan_op import Scan
+from rewrite.fusion import fuse_elemwise
+
+
+@functools.lru_cache(maxsize=256)
+def lowered_body(inner_graph: Graph) -> Graph:
+    """The body as the backend compiles it: elementwise chains fused into loops."""
+    return fuse_elemwise(inner_graph)
+
+
+def is_scalar_body(body: Graph) -> bool:
+    """Every value 0-d and every node elementwise: the body is plain scalar code."""
+    if not all(isinstance(node.op, (Elemwise, Fused)) for node in body.nodes):
+        return False
+    values = [*body.inputs, *(o for node in body.nodes for o in node.outputs), *body.outputs]
+    return all(value.ndim == 0 for value in values)
+
+
+@numba_kernel.register
+def _scan(op: Scan, node: NodeInfo, module: ModuleBuilder) -> list[str]:
+    body = lowered_body(op.inner_graph)
+    scalar = is_scalar_body(body)
+    p = node.prefix
+    nc, ns = op.n_carries, op.n_sequences
+    initials = node.inputs[1 : 1 + nc]
+    sequences = node.inputs[1 + nc : 1 + nc + ns]
+    non_sequences = node.inputs[1 + nc + ns :]
+    carry_types = op.carry_types
+    lines = [f"{p}n = int({node.inputs[0]}[()])"]
+    lines += _step_checks(op, p, sequences)
+
+    # Names the body reads its params through.
+    carries = [f"{p}c{k}" for k in range(nc)]
+    rows = [f"{p}r{j}" for j in range(ns)]
+    shared = [f"{p}w{j}" for j in range(len(non_sequences))]
+    for name, initial, carry_type in zip(carries, initials, carry_types):
+        if carry_type.ndim == 0 and scalar:
+            lines.append(f"{name} = {initial}[()]")
+        elif carry_type.ndim == 0:
+            lines.append(f"{name} = {initial}")
+        else:
+            lines.append(f"{name} = np.ascontiguousarray({initial})")
+    for name, value, param in zip(shared, non_sequences, body.inputs[nc + ns :]):
+        lines.append(f"{name} = {value}[()]" if scalar and param.ndim == 0 else f"{name} = {value}")
+
+    # Buffers for the traces.
+    traced = op.traced_carries
+    trace_names = [f"{p}t{k}" for k in traced]
+    for name, k in zip(trace_names, traced):
+        shape = f"({p}n,)" + ("" if carry_types[k].ndim == 0 else f" + {carries[k]}.shape")
+        lines.append(f"{name} = new_array({shape}, {dtype_expression(carry_types[k].dtype)})")
+    ys_types = op.ys_types
+    ys_names = [f"{p}y{y}" for y in range(op.n_ys)]
+    for name, ys_type in zip(ys_names, ys_types):
+        lines.append(f"{name} = new_array({_empty_shape(ys_type, p)}, "
+                     f"{dtype_expression(ys_type.dtype)})")
+    if op.while_loop:
+        lines.append(f"{p}done = 0")
+
+    # The loop.
+    order = f"range({p}n - 1, -1, -1)" if op.reverse else f"range({p}n)"
+    step = f"{p}s"
+    loop: list[str] = []
+    for name, sequence, param in zip(rows, sequences, body.inputs[nc : nc + ns]):
+        if param.ndim == 0 and not scalar:
+            loop += [f"{name} = new_array((), {dtype_expression(param.dtype)})",
+                     f"{name}[()] = {sequence}[{step}]"]
+        else:
+            loop.append(f"{name} = {sequence}[{step}]")
+    names: dict[Variable, str] = dict(zip(body.inputs, (*carries, *rows, *shared)))
+    if scalar:
+        with sequential_code():
+            loop += _scalar_block(body, names, module, f"{p}b_")
+    else:
+        loop += emit_block(body, names, module, f"{p}b_")
+    results = [names[output] for output in body.outputs]
+    for name, k in zip(trace_names, traced):
+        value = results[k]
+        loop.append(f"{name}[{step}] = {value}" + ("[()]" if _array_0d(carry_types[k], scalar) else ""))
+    for y, (name, ys_type) in enumerate(zip(ys_names, ys_types)):
+        value = results[nc + y]
+        if ys_type.ndim and not ys_type.is_fully_static:
+            first = f"{p}n - 1" if op.reverse else "0"
+            loop += [
+                f"if {step} == {first}:",
+                f"    {name} = new_array(({p}n,) + {value}.shape, {dtype_expression(ys_type.dtype)})",
+            ]
+        loop.append(f"{name}[{step}] = {value}" + ("[()]" if _array_0d(ys_type, scalar) else ""))
+    next_values = [
+        f"np.ascontiguousarray({results[k]})" if carry_types[k].ndim and not scalar
+        else results[k]
+        for k in range(nc)
+    ]
+    if nc:  # one tuple assignment: a carry's next value may be another carry's current one
+        loop.append(f"{''.join(c + ', ' for c in carries)}= {''.join(v + ', ' for v in next_values)}")
+    if op.while_loop:
+        stop = results[-1] + ("" if scalar else "[()]")
+        loop += [f"{p}done += 1", f"if {stop}:", "    break"]
+    lines.append(f"for {step} in {order}:")
+    lines += [f"    {line}" for statement in loop for line in statement.splitlines()]
+
+    # Outputs.
+    outputs = iter(node.outputs)
+    for k in range(nc):
+        out = next(outputs)
+        if carry_types[k].ndim == 0 and scalar:
+            lines += [f"{out} = new_array((), {dtype_expression(carry_types[k].dtype)})",
+                      f"{out}[()] = {carries[k]}"]
+        else:
+            lines.append(f"{out} = {carries[k]}.copy()")
+    for name in (*trace_names, *ys_names):
+        lines.append(f"{next(outputs)} = {_executed_rows(op, name, p)}")
+    if op.while_loop:
+        out = next(outputs)
+        lines += [f"{out} = new_array((), np.int64)", f"{out}[()] = {p}done"]
+    return lines
+
+
+def _step_checks(op: Scan, p: str, sequences: tuple[str, ...]) -> list[str]:
+    lines = [f"if {p}n < 0:", "    raise ValueError('Scan: n_steps is negative; it must be >= 0')"]
+    if op.length is not None:
+        lines += [
+            f"if {p}n != {op.length}:",
+            f"    raise ValueError('Scan: n_steps differs from the {op.length} steps the loop "
+            "was built for')",
+        ]
+    for number, sequence in enumerate(sequences):
+        lines += [
+            f"if {sequence}.shape[0] < {p}n:",
+            f"    raise ValueError('Scan: sequence {number} has fewer rows than n_steps')",
+        ]
+    return lines
+
+
+def _array_0d(row: TensorType, scalar: bool) -> bool:
+    """Whether a 0-d value is held as a 0-d array (bodies that are not scalar code)."""
+    return row.ndim == 0 and not scalar
+
+
+def _empty_shape(row: TensorType, p: str) -> str:
+    """The trace's shape before any step ran: n rows of the static row shape, or, when a
+    row length is unknown, no rows and 0 for the unknown lengths (what `Scan.perform`
+    gives after zero steps)."""
+    if row.is_fully_static:
+        return "(" + "".join(f"{length}, " for length in (f"{p}n", *row.shape)) + ")"
+    return "(" + "".join(f"{length or 0}, " for length in (0, *row.shape)) + ")"
+
+
+def _executed_rows(op: Scan, name: str, p: str) -> str:
+    """A trace holds every step of a for-loop; a while-loop's only the executed ones (the
+    top rows when it ran in reverse)."""
+    if not op.while_loop:
+        return name
+    return f"{name}[{p}n - {p}done:]" if op.reverse else f"{name}[:{p}done]"
+
+
+def _scalar_block(
+    body: Graph, names: dict[Variable, str], module: ModuleBuilder, prefix: str
+) -> list[str]:
+    """A body of 0-d elementwise nodes as scalar statements (see `element_body`), each
+    result cast to its dtype so a carry keeps one numba type across steps."""
+
+    def scalar_of(variable: Variable) -> str:
+        found = names.get(variable)
+        if found is not None:
+            return found
+        if isinstance(variable, Constant):
+            return f"{module.constant(variable, scope=prefix)}[()]"
+        raise ValueError(f"{variable!r} is used before it is computed")
+
+    lines: list[str] = []
+    for number, node in enumerate(body.nodes):
+        op = node.op
+        if not isinstance(op, (Elemwise, Fused)):
+            raise TypeError(f"not a scalar body node: {op}")
+        node_prefix = f"{prefix}n{number}_"
+        info = NodeInfo(
+            inputs=tuple(scalar_of(v) for v in node.inputs),
+            outputs=tuple(f"{node_prefix}y{k}" for k in range(len(node.output_types))),
+            input_types=tuple(v.type for v in node.inputs),
+            output_types=node.output_types,
+            prefix=node_prefix,
+        )
+        element = element_body(op, info, module)
+        lines += [f"{scalar} = {source}" for scalar, source in zip(element.scalars, info.inputs)]
+        lines += element.hoisted()
+        lines += [f"{name} = {expression}" for name, expression in element.statements]
+        for k, (value, output_type) in enumerate(zip(element.outputs, node.output_types)):
+            lines.append(f"{node_prefix}y{k} = {dtype_expression(output_type.dtype)}({value})")
+        names.update(zip(node.outputs, info.outputs))
+    for output in body.outputs:
+        names.setdefault(output, scalar_of(output))
+    return lines

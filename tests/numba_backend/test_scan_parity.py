@@ -1,0 +1,178 @@
+"""Loops compiled with numba against the reference evaluator: every form of `pt.scan`,
+derivatives through loops to third order, run-time errors, and random loops; each
+compiled as written (`mode="none"`) and after the loop rewrites (`fast_run`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ops as pt
+from fgraph import Graph, Input, TensorType, Variable, evaluate
+from numba_backend import function
+from numba_backend.scan import is_scalar_body, lowered_body
+from ops.scan_op import Scan
+
+Array = np.ndarray[Any, np.dtype[Any]]
+Case = tuple[str, list[Variable], list[Variable], list[Any]]
+
+
+def _cases() -> list[Case]:
+    rng = np.random.default_rng(0)
+    cases: list[Case] = []
+
+    x0 = pt.scalar("x0")
+    seed = pt.scan(lambda p: p**2, outputs_info=[x0], n_steps=4)
+    first = pt.grad(seed[-1], x0)
+    second = pt.grad(first, x0)
+    third = pt.grad(second, x0)
+    cases.append(("seed and its derivatives", [x0], [seed, first, second, third], [1.1]))
+
+    n = pt.scalar("n", dtype="int64")
+    chaotic = pt.scan(lambda p: 0.5 * p + pt.sin(p) + 0.1, outputs_info=[x0], n_steps=n)
+    cases.append(("long scalar recurrence and gradient", [x0, n],
+                  [chaotic[-1], pt.grad(chaotic[-1], x0)], [0.3, 200]))
+    cases.append(("zero steps", [x0, n], [chaotic, pt.grad(chaotic.sum(), x0)], [0.3, 0]))
+
+    xs, h0, w = pt.matrix("xs"), pt.vector("h0"), pt.vector("w")
+    hs = pt.scan(lambda x, h, w: pt.tanh(h * w + x), sequences=[xs], outputs_info=[h0],
+                 non_sequences=[w])
+    cases.append(("vector recurrence with sequences", [xs, h0, w],
+                  [hs, *pt.grad((hs**2).sum(), [xs, h0, w])],
+                  [rng.normal(size=(6, 3)), rng.normal(size=3), rng.normal(size=3)]))
+
+    start = pt.vector("start")
+    fib = pt.scan(lambda a, b: a + b, outputs_info=[{"initial": start, "taps": [-2, -1]}],
+                  n_steps=10)
+    s = pt.vector("s")
+    tapped = pt.scan(lambda a, b, c: a + 10 * b + 100 * c,
+                     sequences=[{"input": s, "taps": [-1, 0, 2]}])
+    cases.append(("taps", [start, s], [fib, tapped, pt.grad(tapped.sum() + fib[-1], start)],
+                  [np.array([0.0, 1.0]), np.arange(8.0)]))
+
+    def step(x: Variable, p: Variable) -> Any:
+        new = p * x + 1.0
+        return new, pt.until(new > 12.0)
+
+    while_out = pt.scan(step, sequences=[s], outputs_info=[x0])
+    cases.append(("while-loop and its gradient", [s, x0],
+                  [while_out, *pt.grad(while_out[-1], [s, x0])],
+                  [np.array([2.0, 3.0, 1.5, 4.0, 5.0]), 1.0]))
+
+    v = pt.vector("v")
+    cases.append(("wrappers and go_backwards", [v], [
+        pt.map(lambda a: a * 2, v),
+        pt.reduce(lambda a, acc: acc + a, v, pt.constant(0.0)),
+        pt.foldr(lambda a, acc: acc * 10 + a, v, pt.constant(0.0)),
+        pt.scan(lambda a, acc: acc * 0.5 + a, sequences=[v], outputs_info=[pt.constant(0.0)],
+                go_backwards=True),
+    ], [np.array([1.0, 2.0, 3.0])]))
+
+    m = pt.matrix("m")
+    nested = pt.map(lambda r: pt.reduce(lambda a, acc: acc + pt.sin(a) * acc, r,
+                                        pt.constant(1.0)), m)
+    cases.append(("nested loops and their gradient", [m],
+                  [nested, pt.grad(nested.sum(), m)], [rng.normal(size=(3, 4))]))
+
+    count, value = pt.scan(lambda c, p: (c + 1, p * 3), outputs_info=[pt.constant(0), x0],
+                           n_steps=4)
+    truncated = pt.scan(lambda x, y: y * 0.5 + x, sequences=[v], outputs_info=[x0],
+                        truncate_gradient=2)
+    cases.append(("integer carry and truncated gradient", [x0, v],
+                  [count, value, *pt.grad(truncated[-1], [x0, v])],
+                  [1.0, np.arange(5.0)]))
+
+    steps, hidden, features = 7, 4, 3
+    X, W, U = pt.matrix("X"), pt.matrix("W"), pt.matrix("U")
+    b, h = pt.vector("b"), pt.vector("h")
+    rnn = pt.scan(lambda x, h, W, U, b: pt.tanh(W @ h + U @ x + b), sequences=[X],
+                  outputs_info=[h], non_sequences=[W, U, b])
+    loss = (rnn**2).sum()
+    cases.append(("rnn loss and gradient", [X, W, U, b, h], [loss, *pt.grad(loss, [W, U, b, h])],
+                  [rng.normal(size=(steps, features)), rng.normal(size=(hidden, hidden)) * 0.5,
+                   rng.normal(size=(hidden, features)), rng.normal(size=hidden),
+                   rng.normal(size=hidden)]))
+
+    t = pt.scalar("t")
+    (tangent,) = pt.jvp([seed], [x0], [t])
+    cases.append(("jvp through a loop", [x0, t], [tangent], [1.1, 1.0]))
+    return cases
+
+
+CASES = _cases()
+
+
+@pytest.mark.parametrize("mode", ["none", "fast_run"])
+@pytest.mark.parametrize("case", CASES, ids=[case[0] for case in CASES])
+def test_compiled_loops_match_the_reference(case: Case, mode: str) -> None:
+    _, inputs, outputs, values = case
+    compiled = function(inputs, outputs, mode=mode)(*values)
+    expected = evaluate(outputs, dict(zip(inputs, values)))
+    for got, want in zip(compiled, expected):
+        assert got.shape == want.shape and got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+
+
+def test_run_time_errors() -> None:
+    xs = pt.vector("xs")
+    n = pt.scalar("n", dtype="int64")
+    f = function([xs, n], [pt.scan(lambda x: x + 1, sequences=[xs], n_steps=n)], mode="none")
+    with pytest.raises(ValueError, match="n_steps is negative"):
+        f(np.zeros(3), -1)
+    with pytest.raises(ValueError, match="sequence 0 has fewer rows than n_steps"):
+        f(np.zeros(3), 4)
+    np.testing.assert_allclose(f(np.zeros(3), 2)[0], [1.0, 1.0])
+
+
+def test_a_scalar_recurrence_allocates_nothing_per_step() -> None:
+    x0 = pt.scalar("x0")
+    out = pt.scan(lambda p: 0.5 * p + pt.sin(p) + 0.1, outputs_info=[x0], n_steps=1000)
+    f = function([x0], [out[-1]])
+    (loop,) = [node.op for node in f.graph.nodes if isinstance(node.op, Scan)]
+    assert is_scalar_body(lowered_body(loop.inner_graph))
+    body = f.source.split("for ")[1].split("\n    v")[0]
+    assert "new_array" not in body and "np.empty" not in body
+    np.testing.assert_allclose(f(0.3), evaluate([out[-1]], {x0: 0.3})[0], rtol=1e-12)
+
+
+UNARY: tuple[Callable[[Variable], Variable], ...] = (
+    pt.sin, pt.tanh, lambda a: a * a * 0.5, lambda a: pt.exp(a * 0.3),
+)
+
+
+@settings(max_examples=8)
+@given(
+    plan=st.lists(st.tuples(st.integers(0, len(UNARY) - 1), st.integers(0, 2)),
+                  min_size=1, max_size=3),
+    steps=st.sampled_from([0, 1, 5]),
+    static=st.booleans(),
+    width=st.sampled_from([None, 2]),
+)
+def test_random_loops_compile_to_the_reference(
+    plan: list[tuple[int, int]], steps: int, static: bool, width: int | None
+) -> None:
+    size = 2 if width is None else width
+    xs = Input(TensorType("float64", (steps if static else None, width)), "xs")
+    h0 = Input(TensorType("float64", (width,)), "h0")
+    w = Input(TensorType("float64", ()), "w")
+
+    def step(x: Variable, h: Variable, w: Variable) -> Variable:
+        value = h
+        for unary, operand in plan:
+            value = UNARY[unary](value) + (x, h, w * h)[operand]
+        return pt.tanh(value)
+
+    hs = pt.scan(step, sequences=[xs], outputs_info=[h0], non_sequences=[w])
+    outputs = [hs, pt.grad(hs.sum(), w)]
+    rng = np.random.default_rng(steps)
+    values = [rng.normal(size=(steps, size)), rng.normal(size=size), 0.7]
+    expected = evaluate(outputs, dict(zip([xs, h0, w], values)))
+    got = function([xs, h0, w], outputs)(*values)
+    for g, e in zip(got, expected):
+        assert g.shape == e.shape
+        np.testing.assert_allclose(g, e, rtol=1e-9, atol=1e-12)
