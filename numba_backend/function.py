@@ -39,6 +39,9 @@ class CompiledFunction:
     parallel: bool
     _dispatcher: numba.Dispatcher
     _constants: tuple[Array, ...]
+    _may_alias: tuple[bool, ...]
+    """Per output, whether it may share memory with an argument, a constant or another
+    output (decided from the graph once, so the call checks only those)."""
 
     def __call__(self, *arguments: Any) -> Any:
         if len(arguments) != len(self.inputs):
@@ -48,7 +51,10 @@ class CompiledFunction:
             )
         arrays = tuple(map(_argument, self.inputs, arguments))
         results: tuple[Array, ...] = self._dispatcher(*arrays, *self._constants)
-        outputs = _unaliased(results, (*arrays, *self._constants))
+        if any(self._may_alias):
+            outputs = _unaliased(results, (*arrays, *self._constants), self._may_alias)
+        else:
+            outputs = list(results)
         return outputs[0] if self.single_output else outputs
 
     def __reduce__(self) -> tuple[object, ...]:
@@ -108,6 +114,7 @@ def _from_optimized(graph: Graph, single_output: bool, parallel: bool) -> Compil
         parallel,
         dispatcher,
         generated.constants,
+        may_alias(graph),
     )
 
 
@@ -171,6 +178,9 @@ def _argument(variable: Variable, value: Any) -> Array:
     one). Arrays that already are one, the common case, pass through without the cost of
     a full conversion."""
     expected = variable.type
+    kind = _SCALAR_FAST_PATH.get(type(value))
+    if kind is not None and kind == expected.dtype and not expected.shape:
+        return np.array(value, dtype=kind)  # a Python or NumPy scalar of the input's kind
     if (
         type(value) is np.ndarray
         and value.dtype == _native_dtype(expected.dtype)
@@ -182,18 +192,63 @@ def _argument(variable: Variable, value: Any) -> Array:
     return np.asarray(converted, dtype=expected.dtype, order="C")
 
 
+_SCALAR_FAST_PATH: dict[type, str] = {
+    float: "float64", np.float64: "float64", np.int64: "int64", bool: "bool",
+    np.bool_: "bool", np.float32: "float32", np.int32: "int32",
+}
+"""Scalar argument types that convert exactly to a 0-d input of the named dtype (Python
+ints are left to `filter`, which names the input when one is out of range)."""
+
+
 @functools.cache
 def _native_dtype(name: str) -> np.dtype[Any]:
     return np.dtype(name)  # native byte order; `np.dtype(">f8")` compares unequal to it
 
 
-def _unaliased(results: Sequence[Array], arguments: Sequence[Array]) -> list[Array]:
+def may_alias(graph: Graph) -> tuple[bool, ...]:
+    """Per output, whether it may share memory with an argument, a constant or another
+    output: it is a root (input or constant) or reaches one through the `view_map`s and
+    `destroy_map`s of the nodes computing it, or it is computed by the same view chain as
+    another output. Outputs of nodes that allocate (most) need no check at call time."""
+    roots_of: dict[Variable, frozenset[Variable]] = {}
+
+    def roots(variable: Variable) -> frozenset[Variable]:
+        found = roots_of.get(variable)
+        if found is not None:
+            return found
+        node = variable.owner
+        if node is None:
+            result = frozenset([variable])
+        else:
+            sources = [i for o, i in (*node.op.view_map, *node.op.destroy_map) if o == variable.index]
+            result = frozenset().union(*(roots(node.inputs[i]) for i in sources)) if sources else (
+                frozenset([variable])
+            )
+        roots_of[variable] = result
+        return result
+
+    for node in graph.nodes:  # in order, so the recursion above stays shallow
+        for computed in node.outputs:
+            roots(computed)
+    flags: list[bool] = []
+    seen: set[Variable] = set()
+    for result in graph.outputs:
+        found = roots(result)
+        shared = any(root.owner is None for root in found) or bool(found & seen)
+        flags.append(shared)
+        seen |= found
+    return tuple(flags)
+
+
+def _unaliased(
+    results: Sequence[Array], arguments: Sequence[Array], may_share: Sequence[bool]
+) -> list[Array]:
     """Copy any output that may share memory with an argument, a constant or an earlier
     output (views, pass-through inputs, repeated outputs)."""
     outputs: list[Array] = []
-    for result in results:
+    for result, check in zip(results, may_share):
         array = np.asarray(result)
-        if not array.flags.writeable or _shares_memory(array, arguments, outputs):
+        if check and (not array.flags.writeable or _shares_memory(array, arguments, outputs)):
             array = array.copy()
         outputs.append(array)
     return outputs

@@ -345,3 +345,25 @@ def test_float16_is_refused_with_a_clear_error() -> None:
     y = pt.vector("y", dtype="float32")
     with pytest.raises(TypeError, match="float16 on the CPU"):
         function([y], pt.cast(y, "float16") + 1)
+
+
+def test_outputs_that_may_alias_are_known_from_the_graph() -> None:
+    from numba_backend.function import may_alias
+
+    x = pt.vector("x")
+    fresh = pt.exp(x)
+    graph = Graph([x], [fresh, x, x[1:], fresh, pt.constant(np.ones(2))])
+    assert may_alias(graph) == (False, True, True, True, True)
+    f = function([x], [fresh, x, x[1:], fresh])
+    value = np.arange(3.0)
+    results = f(value)
+    assert not any(np.shares_memory(r, value) for r in results)
+    assert not np.shares_memory(results[0], results[3])
+
+
+def test_scalar_arguments_take_the_fast_path_and_still_check() -> None:
+    x = pt.scalar("x")
+    f = function([x], x * 2)
+    assert f(1.5) == 3.0 and f(np.float64(1.5)) == 3.0 and f(2) == 4.0
+    with pytest.raises(TypeError):
+        f("a")
