@@ -7,8 +7,9 @@ entry function, its body emitted as a block of statements under the node's prefi
 - A body of scalars only (every value 0-d, every node elementwise or fused) becomes
   plain scalar statements: carries are local scalars, nothing is allocated per step.
   Other bodies run their kernels on arrays, as the entry function does.
-- Traces are preallocated (n rows) and written row by row; a per-step output whose row
-  shape is unknown is allocated after the first step. Final values of array carries are
+- Traces are preallocated and written row by row (a carry's n + 1 rows start with its
+  initial value); a per-step output whose row shape is unknown is allocated after the
+  first step. Final values of array carries are
   copies, so they never alias an input the loop started from.
 - Run-time checks (n_steps >= 0, the static length, sequences at least n_steps long)
   raise ValueError as `Scan.perform` does.
@@ -73,9 +74,12 @@ def _scan(op: Scan, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     # Buffers for the traces.
     traced = op.traced_carries
     trace_names = [f"{p}t{k}" for k in traced]
+    # A carry's trace: n + 1 rows, the initial value at row 0 (at row n when reversed).
+    initial_row = f"{p}n" if op.reverse else "0"
     for name, k in zip(trace_names, traced):
-        shape = f"({p}n,)" + ("" if carry_types[k].ndim == 0 else f" + {carries[k]}.shape")
+        shape = f"({p}n + 1,)" + ("" if carry_types[k].ndim == 0 else f" + {carries[k]}.shape")
         lines.append(f"{name} = new_array({shape}, {dtype_expression(carry_types[k].dtype)})")
+        lines.append(f"{name}[{initial_row}] = {carries[k]}" + ("[()]" if _array_0d(carry_types[k], scalar) else ""))
     ys_types = op.ys_types
     ys_names = [f"{p}y{y}" for y in range(op.n_ys)]
     for name, ys_type in zip(ys_names, ys_types):
@@ -101,9 +105,10 @@ def _scan(op: Scan, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     else:
         loop += emit_block(body, names, module, f"{p}b_")
     results = [names[output] for output in body.outputs]
+    row = step if op.reverse else f"{step} + 1"
     for name, k in zip(trace_names, traced):
         value = results[k]
-        loop.append(f"{name}[{step}] = {value}" + ("[()]" if _array_0d(carry_types[k], scalar) else ""))
+        loop.append(f"{name}[{row}] = {value}" + ("[()]" if _array_0d(carry_types[k], scalar) else ""))
     for y, (name, ys_type) in enumerate(zip(ys_names, ys_types)):
         value = results[nc + y]
         if ys_type.ndim and not ys_type.is_fully_static:
@@ -135,8 +140,10 @@ def _scan(op: Scan, node: NodeInfo, module: ModuleBuilder) -> list[str]:
                       f"{out}[()] = {carries[k]}"]
         else:
             lines.append(f"{out} = {carries[k]}.copy()")
-    for name in (*trace_names, *ys_names):
-        lines.append(f"{next(outputs)} = {_executed_rows(op, name, p)}")
+    for name in trace_names:
+        lines.append(f"{next(outputs)} = {_executed_rows(op, name, p, boundary=True)}")
+    for name in ys_names:
+        lines.append(f"{next(outputs)} = {_executed_rows(op, name, p, boundary=False)}")
     if op.while_loop:
         out = next(outputs)
         lines += [f"{out} = new_array((), np.int64)", f"{out}[()] = {p}done"]
@@ -173,12 +180,14 @@ def _empty_shape(row: TensorType, p: str) -> str:
     return "(" + "".join(f"{length or 0}, " for length in (0, *row.shape)) + ")"
 
 
-def _executed_rows(op: Scan, name: str, p: str) -> str:
+def _executed_rows(op: Scan, name: str, p: str, boundary: bool) -> str:
     """A trace holds every step of a for-loop; a while-loop's only the executed ones (the
-    top rows when it ran in reverse)."""
+    top rows when it ran in reverse), plus the initial value's row for a carry."""
     if not op.while_loop:
         return name
-    return f"{name}[{p}n - {p}done:]" if op.reverse else f"{name}[:{p}done]"
+    if op.reverse:
+        return f"{name}[{p}n - {p}done:]"
+    return f"{name}[:{p}done + 1]" if boundary else f"{name}[:{p}done]"
 
 
 def _scalar_block(

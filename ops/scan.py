@@ -28,7 +28,7 @@ from fgraph import Constant, Graph, Input, Param, TensorType, Variable, display_
 from fgraph.dtypes import is_integer
 from fgraph.operators import TensorLike
 from fgraph.traverse import rebuild
-from ops.convert import as_tensor, constant
+from ops.convert import as_tensor
 from ops.elemwise import cast, minimum, neq
 from ops.scan_op import Scan
 from ops.shape_vector import static_value
@@ -502,7 +502,9 @@ def _build(
     picked = []
     for kind, number in returned_from:
         value = loop_outputs[op.output_index(kind, number)]
-        if not keep_traces and kind == "ys":
+        if kind == "trace":
+            value = value[1:]  # the rows after each step (row 0 is the initial value)
+        elif not keep_traces and kind == "ys":
             value = value[-1]
         picked.append(value)
     return _Loop(tuple(picked))

@@ -29,12 +29,12 @@ from fgraph.dtypes import is_inexact
 from fgraph.traverse import rebuild
 from ops.elemwise import Elemwise, add, eq, where, zeros_like
 from ops.grad import backpropagate, propagate_tangents, sum_by_variable
-from ops.join import concatenate
-from ops.dimshuffle import DimShuffle, expand_dims
+from ops.dimshuffle import DimShuffle
 from ops.scan_op import Scan
 from ops.reshape import reshape
 from ops.shape_vector import static_value
 from ops.scalar import Second
+from ops.indexing import Slice
 from ops.subtensor import IncSubtensor, set_subtensor
 
 
@@ -82,12 +82,20 @@ def scan_pullback(
     non_sequences = inputs[1 + n_carries + n_sequences :]
     final_cotangents = list(cotangents[:n_carries])
     trace_cotangents = {k: cotangents[op.output_index("trace", k)] for k in op.traced_carries}
+    initial_cotangents: dict[int, Variable] = {}
     for k, cotangent in trace_cotangents.items():
+        if cotangent is None:
+            continue
         last = _last_row_cotangent(cotangent, op)
         if last is not None:  # `trace[-1]` read the final value: seed it directly
             found = final_cotangents[k]
             final_cotangents[k] = last if found is None else add(found, last)
             trace_cotangents[k] = None
+            continue
+        # The initial value's row goes straight to the initial value; the other rows are
+        # what the steps wrote.
+        initial_cotangents[k] = cotangent[-1] if op.reverse else cotangent[0]
+        trace_cotangents[k] = cotangent[:-1] if op.reverse else cotangent[1:]
     ys_cotangents = [cotangents[op.output_index("ys", y)] for y in range(op.n_ys)]
     if all(c is None for c in (*final_cotangents, *trace_cotangents.values(), *ys_cotangents)):
         return (None,) * len(inputs)
@@ -111,12 +119,8 @@ def scan_pullback(
             return variable
         return variable[slice(start, stop)]
 
-    befores = [
-        concatenate([trace[1:], expand_dims(init, 0)])
-        if op.reverse
-        else concatenate([expand_dims(init, 0), trace[:-1]])
-        for init, trace in zip(initials, traces)
-    ]
+    # The values entering each step: a view of the trace (its boundary rows).
+    befores = [trace[1:] if op.reverse else trace[:-1] for trace in traces]
     differentiable_carries = [k for k in range(n_carries) if is_inexact(initials[k].dtype)]
     differentiable_non_sequences = [
         k for k, v in enumerate(non_sequences) if is_inexact(v.dtype)
@@ -195,6 +199,8 @@ def scan_pullback(
         gradient = results[number]
         if op.truncate_gradient > 0:
             gradient = where(eq(kept, executed), gradient, zeros_like(gradient))
+        if k in initial_cotangents:
+            gradient = add(gradient, initial_cotangents[k])
         gradients[1 + k] = gradient
     for number, k in enumerate(differentiable_non_sequences):
         gradients[1 + n_carries + n_sequences + k] = results[len(cotangent_inputs) + number]
@@ -205,20 +211,33 @@ def scan_pullback(
     return tuple(gradients)
 
 
-def _last_row_cotangent(cotangent: Variable | None, op: Scan) -> Variable | None:
-    """The value `v` when a trace's cotangent is `inc_subtensor(zeros[last], v)` (the
-    pullback of reading the last row the loop wrote, `trace[-1]`), else None. That row
-    is the carry's final value, so `v` seeds the final cotangent instead of a sequence
-    of zeros with one row set."""
-    node = cotangent.owner if cotangent is not None else None
+def _last_row_cotangent(cotangent: Variable, op: Scan) -> Variable | None:
+    """The value `v` when a trace's cotangent is that of reading the row the loop wrote
+    last, else None: `inc_subtensor(zeros[last], v)` (from `trace[-1]`), or that update
+    of the rows after the initial one, `inc_subtensor(zeros[1:], ...)` (from
+    `scan(...)[-1]`, which reads `trace[1:][-1]`). That row is the carry's final value,
+    so `v` seeds the final cotangent instead of a sequence of zeros with one row set."""
+    last = 0 if op.reverse else -1
+    rows = {last} if op.length is None else {last, last % (op.length + 1)}
+    steps_written = Slice(None, -1) if op.reverse else Slice(1, None)
+    update = _update_of_zeros(cotangent)
+    if update is not None and update[0] == (steps_written,):
+        update = _update_of_zeros(update[1])
+        rows = {0} if op.reverse else {-1}
+    if update is None or update[0] not in {(row,) for row in rows}:
+        return None
+    return update[1]
+
+
+def _update_of_zeros(variable: Variable) -> tuple[tuple[object, ...], Variable] | None:
+    """(index, value) when `variable` is `inc_subtensor(zeros[index], value)`."""
+    node = variable.owner
     if node is None or not isinstance(node.op, IncSubtensor) or len(node.inputs) != 2:
         return None
     zeros, value = node.inputs
-    last = 0 if op.reverse else -1
-    rows = {last} if op.length is None else {last, last % max(op.length, 1)}
-    if node.op.idx_list not in {(row,) for row in rows} or not _is_zeros(zeros):
+    if node.op.set_instead_of_inc or not _is_zeros(zeros):
         return None
-    return value
+    return node.op.idx_list, value
 
 
 def _is_zeros(variable: Variable) -> bool:

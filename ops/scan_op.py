@@ -17,12 +17,18 @@ the loop ends after the first step that computes True. Outer inputs are
 
 A carry's final value always exists (the state is computed anyway; an unused one costs
 nothing and the remove-unused rewrite drops the carry as a whole). Which carries keep
-their trace is a fixed field: no later pass infers it. Row `t` of a trace is what step
-`t` produced, so with `reverse=True` (steps run `t = n-1, ..., 0`) a trace is still
-indexed by the step that wrote it: that is what a gradient loop needs, running the other
-way over the forward loop's traces without flipping anything. `executed`, the number of
-steps a while-loop ran, is an int64 output; the traces of a while-loop hold only the
-executed steps.
+their trace is a fixed field: no later pass infers it.
+
+A carry's trace holds its value at every step boundary, the initial value included:
+n + 1 rows. Row `t + 1` is what step `t` produced and row 0 the initial value; with
+`reverse=True` (steps run `t = n-1, ..., 0`) row `t` is what step `t` produced and row
+`n` the initial value. Either way the values entering and leaving the steps are two
+views of one buffer, which is what a gradient loop reads, running the other way
+without copying or flipping anything (PyTensor's scan keeps the initial state in its
+output buffers for the same reason). `pt.scan` returns the rows after each step. A
+per-step output's trace has n rows, row `t` written by step `t`. `executed`, the number
+of steps a while-loop ran, is an int64 output; the traces of a while-loop hold only the
+rows of the executed steps.
 
 Equal bodies give equal ops (the inner graph is interned and over positional params),
 so comparing two loops is O(1), and `evaluate`, `dprint`, digests and pickling handle
@@ -151,7 +157,8 @@ class Scan(Op):
             _check_input(self, self._describe(number), got, want)
         carries = self.carry_types
         outputs = [*carries]
-        outputs += [_traced(carries[k], self.length) for k in self.traced_carries]
+        boundaries = None if self.length is None else self.length + 1
+        outputs += [_traced(carries[k], boundaries) for k in self.traced_carries]
         outputs += [_traced(t, self.length) for t in self.ys_types]
         if self.while_loop:
             outputs.append(TensorType("int64", ()))
@@ -167,6 +174,7 @@ class Scan(Op):
     def perform(self, *inputs: Array) -> tuple[Array, ...]:
         n_steps = int(inputs[0])
         carries = list(inputs[1 : 1 + self.n_carries])
+        initials = list(carries)
         sequences = inputs[1 + self.n_carries : 1 + self.n_carries + self.n_sequences]
         non_sequences = inputs[1 + self.n_carries + self.n_sequences :]
         check_steps(n_steps, tuple(len(s) for s in sequences), self.length)
@@ -192,7 +200,7 @@ class Scan(Op):
         carry_types = self.carry_types
         results: list[Array] = list(carries)
         results += [
-            _stack(trace, carry_types[k], carries[k].shape, self.reverse)
+            _stack([initials[k], *trace], carry_types[k], carries[k].shape, self.reverse)
             for trace, k in zip(traces, self.traced_carries)
         ]
         results += [_stack(trace, t, None, self.reverse) for trace, t in zip(ys, self.ys_types)]
@@ -277,8 +285,9 @@ def _traced(row: TensorType, length: int | None) -> TensorType:
 def _stack(
     rows: list[Array], row_type: TensorType, known: tuple[int, ...] | None, reverse: bool
 ) -> Array:
-    """The trace of `rows` (in the order the steps ran), indexed by step. With no rows,
-    an empty trace whose unknown row lengths are those of the carry, or 0."""
+    """The trace of `rows` (in the order the steps ran, a carry's initial value first,
+    or last for a reversed loop), indexed by step. With no rows, an empty trace whose
+    unknown row lengths are those of the carry, or 0."""
     if rows:
         return np.stack(rows[::-1] if reverse else rows)
     shape = known if known is not None else tuple(n or 0 for n in row_type.shape)

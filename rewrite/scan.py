@@ -7,8 +7,9 @@ the graph and starts over, until none fires. Graphs hold few loops, and a graph 
 one costs a single walk over its nodes.
 
 - `static_length`: a constant step count becomes the op's static length.
-- `final_instead_of_last_row`: `trace[n - 1]` (`trace[0]` for a reversed loop) of a loop
-  of static length n >= 1 is the carry's final value.
+- `final_instead_of_last_row`: in a loop of static length n, the trace row the last step
+  wrote (`trace[n]`, `trace[0]` for a reversed loop) is the carry's final value and the
+  initial value's row is the initial value.
 - `remove_unused`: outputs nobody reads, carries whose final value and trace are unread
   and that no kept value depends on (groups feeding only each other included), traces
   nobody reads (the carry keeps two slots, not n), and sequences and non-sequences the
@@ -189,21 +190,27 @@ def static_length(node: Apply, graph: Graph) -> Replacements | None:
 
 
 def final_instead_of_last_row(node: Apply, graph: Graph) -> Replacements | None:
-    """The last row a loop wrote into a carry's trace is the carry's final value."""
+    """The row a loop wrote last into a carry's trace is the carry's final value, and the
+    initial value's row is the initial value (for a loop of static length)."""
     match node:
         case Apply(op=Subtensor(idx_list=(int(row),)), inputs=(Variable(owner=Apply() as loop),)):
             op = loop.op
-            if not isinstance(op, Scan) or op.length is None or op.length < 1:
+            if not isinstance(op, Scan) or op.length is None:
                 return None
             output = node.inputs[0].index
             traced = op.traced_carries
             first_trace = op.n_carries
             if not first_trace <= output < first_trace + len(traced):
                 return None
-            last = 0 if op.reverse else op.length - 1
-            if row % op.length != last:
+            carry = traced[output - first_trace]
+            rows = op.length + 1
+            if not -rows <= row < rows:
                 return None
-            return {node.out: loop.outputs[traced[output - first_trace]]}
+            last, initial = (0, op.length) if op.reverse else (op.length, 0)
+            if row % rows == last:
+                return {node.out: loop.outputs[carry]}
+            if row % rows == initial:
+                return {node.out: loop.inputs[1 + carry]}
     return None
 
 
@@ -652,11 +659,15 @@ def shorten_to_read_prefix(node: Apply, graph: Graph) -> Replacements | None:
         readers = graph.clients.get(output, ())
         if readers and number < op.n_carries:
             return None  # a final value needs every step
+        # A carry's trace has the initial value as its row 0: r rows need r - 1 steps.
+        boundary_row = 1 if number >= op.n_carries and number < op.n_carries + len(
+            op.traced_carries
+        ) else 0
         for reader, _ in readers:
             rows = _prefix_read(reader)
             if rows is None:
                 return None
-            needed = max(needed, rows)
+            needed = max(needed, rows - boundary_row)
     if needed >= op.length:
         return None
     steps = Constant(np.array(needed, dtype="int64"))
@@ -713,7 +724,9 @@ def unroll(node: Apply, graph: Graph) -> Replacements | None:
     for k in range(nc):
         replacements[node.outputs[k]] = carries[k]
     for k in op.traced_carries:
-        replacements[node.outputs[op.output_index("trace", k)]] = stack([v[k] for v in by_step])
+        rows = [v[k] for v in by_step]
+        boundaries = [*rows, parts.initials[k]] if op.reverse else [parts.initials[k], *rows]
+        replacements[node.outputs[op.output_index("trace", k)]] = stack(boundaries)
     for y in range(op.n_ys):
         replacements[node.outputs[op.output_index("ys", y)]] = stack(
             [v[nc + y] for v in by_step]

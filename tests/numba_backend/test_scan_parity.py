@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ops as pt
-from fgraph import Graph, Input, TensorType, Variable, evaluate
+from fgraph import Input, TensorType, Variable, evaluate
 from numba_backend import function
 from numba_backend.scan import is_scalar_body, lowered_body
 from ops.scan_op import Scan
