@@ -168,9 +168,19 @@ def scan_pullback(
     ]
     backward_outputs = [*next_cotangents, *next_sums]
     backward_outputs += [_given(row_grads[k]) for k in rows_with_grad]
+    # What the step computed is in the forward traces: the backward step reads it there
+    # instead of computing it again (tanh's derivative reads tanh's output, say).
+    afters = [trace[:-1] if op.reverse else trace[1:] for trace in traces]
+    step_traces = [*afters, *(full[full_op.output_index("ys", y)] for y in range(op.n_ys))]
+    computed = step_outputs[: n_carries + op.n_ys]
+    read_back = [k for k, v in enumerate(computed) if v.owner is not None]
+    stored_inputs = [_rows(step_traces[k], f"step_output{k}") for k in read_back]
+    backward_outputs = list(
+        rebuild(backward_outputs, {computed[k]: v for k, v in zip(read_back, stored_inputs)})
+    )
     backward = closed_scan(
         [*cotangent_inputs, *sum_inputs],
-        [*before_inputs, *row_inputs, *trace_inputs, *ys_inputs],
+        [*before_inputs, *row_inputs, *trace_inputs, *ys_inputs, *stored_inputs],
         non_sequence_inputs,
         backward_outputs,
         n_carries=len(cotangent_inputs) + len(sum_inputs),
@@ -189,6 +199,7 @@ def scan_pullback(
         *(window(s, offset) for s in sequences),
         *(window(_given(trace_cotangents[k]), None) for k in given_traces),
         *(window(_given(ys_cotangents[y]), None) for y in given_ys),
+        *(window(step_traces[k], None) for k in read_back),
     ]
     results = backward.apply(
         kept, *start_cotangents, *start_sums, *backward_sequences, *non_sequences

@@ -14,6 +14,8 @@ one costs a single walk over its nodes.
   and that no kept value depends on (groups feeding only each other included), traces
   nobody reads (the carry keeps two slots, not n), and sequences and non-sequences the
   kept body no longer reads.
+- `merge_duplicates`: per-step outputs computed as one variable are one output, and
+  inputs given the same outer variable are read through one param.
 - `inline_constants`: constant non-sequences, and sequences of identical constant rows,
   become constants of the body (so the body's own rewrites can fold them).
 - `push_out_invariants`: body work that reads only non-sequences and constants runs
@@ -308,6 +310,40 @@ def _uniform_row(sequence: Variable) -> Constant | None:
     if not all(np.array_equal(rows[0], row, equal_nan=rows.dtype.kind in "fc") for row in rows):
         return None
     return Constant(np.array(rows[0], copy=True))
+
+
+def merge_duplicates(node: Apply, graph: Graph) -> Replacements | None:
+    """Per-step outputs the body computes as the same variable are one output; sequences
+    or non-sequences given the same outer variable are read through one param (the
+    others are then unused, and `remove_unused` drops them)."""
+    parts = _parts(node)
+    op = parts.op
+    inner = op.inner_graph
+    nc, ns = op.n_carries, op.n_sequences
+    ys = inner.outputs[nc : nc + op.n_ys]
+    for later in range(op.n_ys):
+        earlier = next(y for y in range(later + 1) if ys[y] == ys[later])
+        output = node.outputs[op.output_index("ys", later)]
+        if earlier != later and _is_read(output, graph):
+            return {output: node.outputs[op.output_index("ys", earlier)]}
+    outer = (*parts.sequences, *parts.non_sequences)
+    params = inner.inputs[nc:]
+    first_use: dict[tuple[bool, Variable], Variable] = {}
+    same: dict[Variable, Variable] = {}
+    for position, (value, param) in enumerate(zip(outer, params)):
+        group = position < ns
+        key = (group, value)
+        if key in first_use:
+            same[param] = first_use[key]
+        else:
+            first_use[key] = param
+    read = {v for n in inner.nodes for v in n.inputs} | set(inner.outputs)
+    same = {param: kept for param, kept in same.items() if param in read}
+    if not same:
+        return None
+    body = Graph(inner.inputs, rebuild(inner.outputs, same))
+    _, outputs = _new_loop(parts, body, nc, ns, op.traced, node.inputs[1:])
+    return dict(zip(node.outputs, outputs))
 
 
 def inline_constants(node: Apply, graph: Graph) -> Replacements | None:
@@ -861,6 +897,7 @@ def _scan_op(node: Apply) -> Scan:
 NODE_TRANSFORMS: tuple[Transform, ...] = (
     static_length,
     remove_unused,
+    merge_duplicates,
     inline_constants,
     push_out_invariants,
     vectorize_map,

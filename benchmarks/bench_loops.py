@@ -1,0 +1,302 @@
+"""Loops, fgraph against peers: run time, first-call (compile) time, and for the graph
+compilers the loops and nodes left after optimization.
+
+    W1  the seed: y_t = y_{t-1} ** 2 for 4 steps; f = y_4, f' and f'' at x0
+    W2  x_t = 0.5 x_{t-1} + sin(x_{t-1}) + 0.1 for 100 000 steps; x_T and d x_T / d x_0
+    W4  RNN h_t = tanh(W h_{t-1} + U x_t + b), hidden 64, input 32, T = 1000;
+        loss = sum of h_t ** 2; the loss and its gradient with respect to W, U, b
+
+Peers: numba written by hand (forward loop, then backpropagation through time by hand),
+JAX (`lax.scan` under `jit` with `grad`), PyTensor 3.0.7 in numba mode (`scan`). Caches
+start empty (fgraph's, numba's and PyTensor's compile directories are temporary) unless
+`--warm`, so first-call times are cold compiles.
+
+    python benchmarks/bench_loops.py [--repeats 21] [--warm] [--only W1,W2,W4]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT))
+
+Array = np.ndarray[Any, np.dtype[np.float64]]
+STEPS_W2 = 100_000
+HIDDEN, FEATURES, STEPS_W4 = 64, 32, 1000
+
+
+# -- W1 ---------------------------------------------------------------------------------------
+def w1_fgraph() -> tuple[Callable[[], Any], str]:
+    import ops as pt
+    from numba_backend import function
+
+    x0 = pt.scalar("x0")
+    ys = pt.scan(lambda prev: prev**2, outputs_info=[x0], n_steps=4)
+    first = pt.grad(ys[-1], x0)
+    compiled = function([x0], [ys[-1], first, pt.grad(first, x0)])
+    return lambda: compiled(1.1), _fgraph_counts(compiled)
+
+
+def w1_numba() -> tuple[Callable[[], Any], str]:
+    import numba
+
+    @numba.njit
+    def seed(x0: float) -> tuple[float, float, float]:
+        return x0**16, 16 * x0**15, 240 * x0**14
+
+    return lambda: seed(1.1), ""
+
+
+def w1_jax() -> tuple[Callable[[], Any], str]:
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+
+    def f(x0: Any) -> Any:
+        return jax.lax.scan(lambda y, _: (y**2, None), x0, None, length=4)[0]
+
+    compiled = jax.jit(lambda x: (f(x), jax.grad(f)(x), jax.grad(jax.grad(f))(x)))
+    return lambda: [v.block_until_ready() for v in compiled(1.1)], ""
+
+
+def w1_pytensor() -> tuple[Callable[[], Any], str]:
+    import pytensor
+    import pytensor.tensor as ptt
+
+    x0 = ptt.dscalar("x0")
+    ys = pytensor.scan(lambda prev: prev**2, outputs_info=[x0], n_steps=4, return_updates=False)
+    first = pytensor.grad(ys[-1], x0)
+    compiled = pytensor.function([x0], [ys[-1], first, pytensor.grad(first, x0)], mode="NUMBA")
+    return lambda: compiled(1.1), _pytensor_counts(compiled)
+
+
+# -- W2 ---------------------------------------------------------------------------------------
+def w2_fgraph() -> tuple[Callable[[], Any], str]:
+    import ops as pt
+    from numba_backend import function
+
+    x0 = pt.scalar("x0")
+    xs = pt.scan(lambda x: 0.5 * x + pt.sin(x) + 0.1, outputs_info=[x0], n_steps=STEPS_W2)
+    compiled = function([x0], [xs[-1], pt.grad(xs[-1], x0)])
+    return lambda: compiled(0.3), _fgraph_counts(compiled)
+
+
+def w2_numba() -> tuple[Callable[[], Any], str]:
+    import numba
+
+    @numba.njit
+    def run(x0: float, steps: int) -> tuple[float, float]:
+        xs = np.empty(steps)
+        x = x0
+        for t in range(steps):
+            x = 0.5 * x + np.sin(x) + 0.1
+            xs[t] = x
+        gradient = 1.0
+        for t in range(steps - 1, -1, -1):
+            before = x0 if t == 0 else xs[t - 1]
+            gradient *= 0.5 + np.cos(before)
+        return x, gradient
+
+    return lambda: run(0.3, STEPS_W2), ""
+
+
+def w2_jax() -> tuple[Callable[[], Any], str]:
+    import jax
+    import jax.numpy as jnp
+
+    jax.config.update("jax_enable_x64", True)
+
+    def last(x0: Any) -> Any:
+        step = lambda x, _: (0.5 * x + jnp.sin(x) + 0.1, None)  # noqa: E731
+        return jax.lax.scan(step, x0, None, length=STEPS_W2)[0]
+
+    compiled = jax.jit(jax.value_and_grad(last))
+    return lambda: [v.block_until_ready() for v in compiled(0.3)], ""
+
+
+def w2_pytensor() -> tuple[Callable[[], Any], str]:
+    import pytensor
+    import pytensor.tensor as ptt
+
+    x0 = ptt.dscalar("x0")
+    xs = pytensor.scan(lambda x: 0.5 * x + ptt.sin(x) + 0.1, outputs_info=[x0],
+                       n_steps=STEPS_W2, return_updates=False)
+    compiled = pytensor.function([x0], [xs[-1], pytensor.grad(xs[-1], x0)], mode="NUMBA")
+    return lambda: compiled(0.3), _pytensor_counts(compiled)
+
+
+# -- W4 ---------------------------------------------------------------------------------------
+def rnn_problem() -> tuple[Array, Array, Array, Array, Array]:
+    rng = np.random.default_rng(0)
+    return (
+        rng.normal(size=(STEPS_W4, FEATURES)),
+        rng.normal(size=(HIDDEN, HIDDEN)) / np.sqrt(HIDDEN),
+        rng.normal(size=(HIDDEN, FEATURES)) / np.sqrt(FEATURES),
+        rng.normal(size=HIDDEN) * 0.1,
+        np.zeros(HIDDEN),
+    )
+
+
+def w4_fgraph() -> tuple[Callable[[], Any], str]:
+    import ops as pt
+    from numba_backend import function
+
+    X = pt.matrix("X", shape=(None, FEATURES))
+    W, U = pt.matrix("W", shape=(HIDDEN, HIDDEN)), pt.matrix("U", shape=(HIDDEN, FEATURES))
+    b, h0 = pt.vector("b", shape=(HIDDEN,)), pt.vector("h0", shape=(HIDDEN,))
+    hs = pt.scan(lambda x, h, W, U, b: pt.tanh(W @ h + U @ x + b), sequences=[X],
+                 outputs_info=[h0], non_sequences=[W, U, b])
+    loss = (hs**2).sum()
+    compiled = function([X, W, U, b, h0], [loss, *pt.grad(loss, [W, U, b])])
+    problem = rnn_problem()
+    return lambda: compiled(*problem), _fgraph_counts(compiled)
+
+
+def w4_numba() -> tuple[Callable[[], Any], str]:
+    import numba
+
+    @numba.njit
+    def run(X: Array, W: Array, U: Array, b: Array, h0: Array) -> Any:
+        steps = X.shape[0]
+        hs = np.empty((steps + 1, h0.shape[0]))
+        hs[0] = h0
+        inputs = X @ U.T
+        for t in range(steps):
+            hs[t + 1] = np.tanh(W @ hs[t] + inputs[t] + b)
+        loss = (hs[1:] ** 2).sum()
+        pre = np.empty((steps, h0.shape[0]))
+        carried = np.zeros(h0.shape[0])
+        for t in range(steps - 1, -1, -1):
+            pre[t] = (carried + 2 * hs[t + 1]) * (1 - hs[t + 1] ** 2)
+            carried = W.T @ pre[t]
+        return loss, pre.T @ hs[:-1], pre.T @ X, pre.sum(axis=0)
+
+    problem = rnn_problem()
+    return lambda: run(*problem), ""
+
+
+def w4_jax() -> tuple[Callable[[], Any], str]:
+    import jax
+    import jax.numpy as jnp
+
+    jax.config.update("jax_enable_x64", True)
+
+    def loss(W: Any, U: Any, b: Any, X: Any, h0: Any) -> Any:
+        def step(h: Any, x: Any) -> Any:
+            new = jnp.tanh(W @ h + U @ x + b)
+            return new, new
+
+        return (jax.lax.scan(step, h0, X)[1] ** 2).sum()
+
+    compiled = jax.jit(jax.value_and_grad(loss, argnums=(0, 1, 2)))
+    X, W, U, b, h0 = (jax.device_put(a) for a in rnn_problem())
+
+    def run() -> Any:
+        value, grads = compiled(W, U, b, X, h0)
+        return value.block_until_ready(), [g.block_until_ready() for g in grads]
+
+    return run, ""
+
+
+def w4_pytensor() -> tuple[Callable[[], Any], str]:
+    import pytensor
+    import pytensor.tensor as ptt
+
+    X, W, U = ptt.dmatrix("X"), ptt.dmatrix("W"), ptt.dmatrix("U")
+    b, h0 = ptt.dvector("b"), ptt.dvector("h0")
+    hs = pytensor.scan(lambda x, h, W, U, b: ptt.tanh(W @ h + U @ x + b), sequences=[X],
+                       outputs_info=[h0], non_sequences=[W, U, b], return_updates=False)
+    loss = (hs**2).sum()
+    compiled = pytensor.function([X, W, U, b, h0], [loss, *pytensor.grad(loss, [W, U, b])],
+                                 mode="NUMBA")
+    problem = rnn_problem()
+    return lambda: compiled(*problem), _pytensor_counts(compiled)
+
+
+# -- reporting --------------------------------------------------------------------------------
+def _fgraph_counts(compiled: Any) -> str:
+    from ops.scan_op import Scan
+
+    nodes = compiled.graph.nodes
+    loops = sum(isinstance(node.op, Scan) for node in nodes)
+    return f"{loops} loops, {len(nodes)} nodes"
+
+
+def _pytensor_counts(compiled: Any) -> str:
+    nodes = compiled.maker.fgraph.apply_nodes
+    loops = sum(type(node.op).__name__ == "Scan" for node in nodes)
+    return f"{loops} loops, {len(nodes)} nodes"
+
+
+WORKLOADS: dict[str, dict[str, Callable[[], tuple[Callable[[], Any], str]]]] = {
+    "W1": {"fgraph": w1_fgraph, "numba (hand-written)": w1_numba, "jax jit": w1_jax,
+           "pytensor numba": w1_pytensor},
+    "W2": {"fgraph": w2_fgraph, "numba (hand-written)": w2_numba, "jax jit": w2_jax,
+           "pytensor numba": w2_pytensor},
+    "W4": {"fgraph": w4_fgraph, "numba (hand-written)": w4_numba, "jax jit": w4_jax,
+           "pytensor numba": w4_pytensor},
+}
+
+
+def _flatten(value: Any) -> list[float]:
+    if isinstance(value, (list, tuple)):
+        return [x for item in value for x in _flatten(item)]
+    return [float(x) for x in np.ravel(np.asarray(value))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=21)
+    parser.add_argument("--warm", action="store_true", help="keep the compile caches")
+    parser.add_argument("--only", default="W1,W2,W4")
+    options = parser.parse_args()
+    if not options.warm:
+        folder = tempfile.mkdtemp(prefix="bench_loops_")
+        os.environ["FGRAPH_CACHE_DIR"] = os.path.join(folder, "fgraph")
+        os.environ["NUMBA_CACHE_DIR"] = os.path.join(folder, "numba")
+        os.environ["PYTENSOR_FLAGS"] = f"compiledir={os.path.join(folder, 'pytensor')}"
+    from benchmarks.peers import Peer, Result, measure
+
+    for name in options.only.split(","):
+        repeats = options.repeats * (50 if name == "W1" else 1)
+        print(f"\n{name}: median of {repeats} runs")
+        print(f"{'peer':<22}{'median':>12}{'vs fgraph':>11}{'first call s':>14}  "
+              f"{'check':<7}graph after optimization")
+        counts: dict[str, str] = {}
+        results: list[Result] = []
+        for peer_name, build in WORKLOADS[name].items():
+
+            def run_only(build: Callable[[], tuple[Callable[[], Any], str]] = build,
+                         peer: str = peer_name) -> Callable[[], Any]:
+                run, count = build()
+                counts[peer] = count
+                return run
+
+            results.append(measure(Peer(peer_name, run_only), repeats))
+        reference = next((r for r in results if r.name == "fgraph" and r.failure is None), None)
+        for result in results:
+            if result.failure is not None:
+                print(f"{result.name:<22}{result.failure}")
+                continue
+            unit, scale = ("us", 1e6) if result.median < 1e-3 else ("ms", 1e3)
+            ratio = "-" if reference is None else f"{result.median / reference.median:.2f}x"
+            check = "-"
+            if reference is not None:
+                got, want = _flatten(result.value), _flatten(reference.value)
+                same = len(got) == len(want) and np.allclose(got, want, rtol=1e-6, atol=1e-9)
+                check = "ok" if same else "DIFFERS"
+            print(f"{result.name:<22}{result.median * scale:>9.2f} {unit}{ratio:>11}"
+                  f"{result.build_seconds:>14.2f}  {check:<7}{counts.get(result.name, '')}")
+
+
+if __name__ == "__main__":
+    main()
