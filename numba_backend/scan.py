@@ -66,8 +66,8 @@ def _scan(op: Scan, node: NodeInfo, module: ModuleBuilder) -> list[str]:
             lines.append(f"{name} = {initial}[()]")
         elif carry_type.ndim == 0:
             lines.append(f"{name} = {initial}")
-        else:
-            lines.append(f"{name} = np.ascontiguousarray({initial})")
+        else:  # numba unifies the layouts of the initial and the next values
+            lines.append(f"{name} = {initial}")
     for name, value, param in zip(shared, non_sequences, body.inputs[nc + ns :]):
         lines.append(f"{name} = {value}[()]" if scalar and param.ndim == 0 else f"{name} = {value}")
 
@@ -79,7 +79,7 @@ def _scan(op: Scan, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     for name, k in zip(trace_names, traced):
         shape = f"({p}n + 1,)" + ("" if carry_types[k].ndim == 0 else f" + {carries[k]}.shape")
         lines.append(f"{name} = new_array({shape}, {dtype_expression(carry_types[k].dtype)})")
-        lines.append(f"{name}[{initial_row}] = {carries[k]}" + ("[()]" if _array_0d(carry_types[k], scalar) else ""))
+        lines += _write_row(name, initial_row, carries[k], carry_types[k], scalar, f"{p}q")
     ys_types = op.ys_types
     ys_names = [f"{p}y{y}" for y in range(op.n_ys)]
     for name, ys_type in zip(ys_names, ys_types):
@@ -107,8 +107,7 @@ def _scan(op: Scan, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     results = [names[output] for output in body.outputs]
     row = step if op.reverse else f"{step} + 1"
     for name, k in zip(trace_names, traced):
-        value = results[k]
-        loop.append(f"{name}[{row}] = {value}" + ("[()]" if _array_0d(carry_types[k], scalar) else ""))
+        loop += _write_row(name, row, results[k], carry_types[k], scalar, f"{p}q")
     for y, (name, ys_type) in enumerate(zip(ys_names, ys_types)):
         value = results[nc + y]
         if ys_type.ndim and not ys_type.is_fully_static:
@@ -117,12 +116,8 @@ def _scan(op: Scan, node: NodeInfo, module: ModuleBuilder) -> list[str]:
                 f"if {step} == {first}:",
                 f"    {name} = new_array(({p}n,) + {value}.shape, {dtype_expression(ys_type.dtype)})",
             ]
-        loop.append(f"{name}[{step}] = {value}" + ("[()]" if _array_0d(ys_type, scalar) else ""))
-    next_values = [
-        f"np.ascontiguousarray({results[k]})" if carry_types[k].ndim and not scalar
-        else results[k]
-        for k in range(nc)
-    ]
+        loop += _write_row(name, step, value, ys_type, scalar, f"{p}q")
+    next_values = [results[k] for k in range(nc)]
     if nc:  # one tuple assignment: a carry's next value may be another carry's current one
         loop.append(f"{''.join(c + ', ' for c in carries)}= {''.join(v + ', ' for v in next_values)}")
     if op.while_loop:
@@ -163,6 +158,23 @@ def _step_checks(op: Scan, p: str, sequences: tuple[str, ...]) -> list[str]:
             f"if {sequence}.shape[0] < {p}n:",
             f"    raise ValueError('Scan: sequence {number} has fewer rows than n_steps')",
         ]
+    return lines
+
+
+def _write_row(
+    trace: str, row: str, value: str, row_type: TensorType, scalar: bool, counter: str
+) -> list[str]:
+    """`trace[row] = value` as explicit element loops: numba's setitem of an array into a
+    slice is a broadcasting overload that costs about 1.8 s of compile time."""
+    if row_type.ndim == 0:
+        return [f"{trace}[{row}] = {value}" + ("" if scalar else "[()]")]
+    lines: list[str] = []
+    indent = ""
+    for axis in range(row_type.ndim):
+        lines.append(f"{indent}for {counter}{axis} in range({value}.shape[{axis}]):")
+        indent += "    "
+    index = ", ".join(f"{counter}{axis}" for axis in range(row_type.ndim))
+    lines.append(f"{indent}{trace}[{row}, {index}] = {value}[{index}]")
     return lines
 
 
