@@ -1,0 +1,16 @@
+"""The examples the README points to run and check their own numbers."""
+
+from __future__ import annotations
+
+import runpy
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+@pytest.mark.parametrize("name", ["rnn.py"])
+def test_example_runs(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    runpy.run_path(str(EXAMPLES / name), run_name="__main__")
+    assert "matches evaluate" in capsys.readouterr().out
