@@ -54,6 +54,21 @@ class Op:
         input's buffer must not be destroyed while the output is still read."""
         return ()
 
+    def inplace_candidates(
+        self, input_types: tuple[TensorType, ...], output_types: tuple[TensorType, ...]
+    ) -> tuple[tuple[int, int], ...]:
+        """(output, input) pairs this op could compute into the input's buffer, before any
+        safety check (the inplace rewrite makes those): the capability an op declares.
+        Default: none."""
+        return ()
+
+    def with_destroy_map(self, destroy_map: tuple[tuple[int, int], ...]) -> Op:
+        """This op computing the `destroy_map` pairs in place (an empty map: none). Ops
+        that declare `inplace_candidates` override it; for others only `()` is valid."""
+        if destroy_map:
+            raise TypeError(f"{self} cannot compute {destroy_map} in place")
+        return self
+
     def check_values(self, input_types: tuple[TensorType, ...], inputs: tuple[Array, ...]) -> None:
         """Run-time checks that need the node's static input types, before `perform`.
 

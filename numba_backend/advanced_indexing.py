@@ -196,7 +196,7 @@ def _advanced_inc_subtensor(
     indent = "    " * nest.depth
     assign = "=" if op.set_instead_of_inc else "+="
     return [
-        f"{output} = {source}" + ("" if op.inplace else ".copy()"),
+        f"{output} = {source}" + ("" if op.destroy_map else ".copy()"),
         *nest.setup,
         f"{prefix}rs = {nest.shape}",
         *update_broadcast_check(op, value, node.input_types[1], f"{prefix}rs", nest.depth),

@@ -112,7 +112,7 @@ def _inc_subtensor(op: IncSubtensor, node: NodeInfo, module: ModuleBuilder) -> l
     prefix = node.prefix
     checks, index = basic_index(source, op.idx_list, tuple(values), node.input_types[0].shape)
     assign = "=" if op.set_instead_of_inc else "+="
-    lines = [*checks, f"{output} = {source}" + ("" if op.inplace else ".copy()")]
+    lines = [*checks, f"{output} = {source}" + ("" if op.destroy_map else ".copy()")]
     entries = op.idx_list
     rank = node.input_types[0].ndim + sum(
         isinstance(entry, NewAxis) - isinstance(entry, (int, Symbolic)) for entry in entries

@@ -20,6 +20,7 @@ from fgraph import Op, TensorType, broadcast_shapes, format_shape
 from fgraph.dtypes import is_bool, is_integer
 from fgraph.errors import ShapeError
 from fgraph.op import Array
+from ops.elemwise import as_destroy_map
 from ops.indexing import (
     IndexRead,
     IndexUpdate,
@@ -127,7 +128,7 @@ class AdvancedIncSubtensor(IndexUpdate):
 
     idx_list: tuple[Entry, ...] = attrs.field(converter=as_entries)
     set_instead_of_inc: bool = False
-    inplace: bool = False
+    destroy_map: tuple[tuple[int, int], ...] = attrs.field(default=(), converter=as_destroy_map)
     advanced: ClassVar[bool] = True
 
     def indexed_shape(

@@ -106,6 +106,22 @@ def as_destroy_map(pairs: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int],
     return normalized
 
 
+def same_type_candidates(
+    input_types: tuple[TensorType, ...], output_types: tuple[TensorType, ...]
+) -> tuple[tuple[int, int], ...]:
+    """Each output paired with the first unpaired input of exactly its type (so nothing
+    broadcasts along it): the buffers an elementwise loop can write over as it reads."""
+    pairs: list[tuple[int, int]] = []
+    taken: set[int] = set()
+    for output, output_type in enumerate(output_types):
+        for number, input_type in enumerate(input_types):
+            if number not in taken and input_type == output_type:
+                pairs.append((output, number))
+                taken.add(number)
+                break
+    return tuple(pairs)
+
+
 def inplace_suffix(destroy_map: tuple[tuple[int, int], ...]) -> str:
     """How printouts mark an op that overwrites inputs: `{inplace=0}`."""
     if not destroy_map:
@@ -125,6 +141,14 @@ class Elemwise(Op):
 
     scalar_op: ScalarOp
     destroy_map: tuple[tuple[int, int], ...] = attrs.field(default=(), converter=as_destroy_map)
+
+    def inplace_candidates(
+        self, input_types: tuple[TensorType, ...], output_types: tuple[TensorType, ...]
+    ) -> tuple[tuple[int, int], ...]:
+        return same_type_candidates(input_types, output_types)
+
+    def with_destroy_map(self, destroy_map: tuple[tuple[int, int], ...]) -> Op:
+        return attrs.evolve(self, destroy_map=destroy_map)
     """Set by the inplace rewrite: ((0, k),) writes the output into input k's buffer."""
 
     def infer(self, *input_types: TensorType) -> tuple[TensorType, ...]:

@@ -305,12 +305,12 @@ class IndexRead(Op, abc.ABC):
 class IndexUpdate(Op, abc.ABC):
     """What `IncSubtensor` and `AdvancedIncSubtensor` share: `x` with `x[idx]` replaced
     by (`set_instead_of_inc`) or incremented by `y`; inputs are `x`, `y`, then the index
-    inputs. `inplace` (set by the inplace rewrite) writes the result into `x`'s buffer."""
+    inputs. A `destroy_map` of `((0, 0),)` (set by the inplace rewrite) writes the result
+    into `x`'s buffer."""
 
     __slots__ = ()
     idx_list: tuple[Entry, ...]
     set_instead_of_inc: bool
-    inplace: bool
     advanced: ClassVar[bool]
 
     @abc.abstractmethod
@@ -331,9 +331,18 @@ class IndexUpdate(Op, abc.ABC):
     def increment(self, result: Array, index: Any, y: Array) -> None:
         """Add `y` into `result[index]` in place."""
 
-    @property
-    def destroy_map(self) -> tuple[tuple[int, int], ...]:
-        return ((0, 0),) if self.inplace else ()
+    def inplace_candidates(
+        self, input_types: tuple[TensorType, ...], output_types: tuple[TensorType, ...]
+    ) -> tuple[tuple[int, int], ...]:
+        return ((0, 0),)  # the result has `x`'s type: the update can be written into `x`
+
+    def with_destroy_map(self, destroy_map: tuple[tuple[int, int], ...]) -> Op:
+        if destroy_map not in ((), ((0, 0),)):
+            raise TypeError(f"{self} can only write its result into x: got {destroy_map}")
+        evolve: Any = attrs.evolve
+        updated = evolve(self, destroy_map=destroy_map)
+        assert isinstance(updated, Op)
+        return updated
 
     def infer(self, *input_types: TensorType) -> tuple[TensorType, ...]:
         x, y, *index_types = input_types
@@ -401,4 +410,4 @@ class IndexUpdate(Op, abc.ABC):
         name = ("Advanced" if self.advanced else "") + (
             "SetSubtensor" if self.set_instead_of_inc else "IncSubtensor"
         )
-        return format_entries(name, self.idx_list) + ("{inplace}" if self.inplace else "")
+        return format_entries(name, self.idx_list) + ("{inplace}" if self.destroy_map else "")

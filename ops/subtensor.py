@@ -20,7 +20,7 @@ from fgraph.operators import TensorLike
 from ops.advanced_subtensor import AdvancedIncSubtensor, AdvancedSubtensor
 from ops.convert import as_tensor, as_tensors_weak
 from ops.dimshuffle import normalize_axis
-from ops.elemwise import cast
+from ops.elemwise import as_destroy_map, cast
 from ops.index_parsing import parse_index
 from ops.indexing import (
     IndexRead,
@@ -90,7 +90,7 @@ class IncSubtensor(IndexUpdate):
 
     idx_list: tuple[Entry, ...] = attrs.field(converter=as_entries)
     set_instead_of_inc: bool = False
-    inplace: bool = False
+    destroy_map: tuple[tuple[int, int], ...] = attrs.field(default=(), converter=as_destroy_map)
     advanced: ClassVar[bool] = False
 
     def indexed_shape(

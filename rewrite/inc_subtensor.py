@@ -104,9 +104,10 @@ def inc_into_zeros(node: Apply) -> Sequence[Variable] | None:
     writing (what a gradient of indexing builds; the write needs no read of the buffer)."""
     match node:
         case Apply(
-            op=IncSubtensor(set_instead_of_inc=False, inplace=inplace) as op, inputs=(x, *rest)
+            op=IncSubtensor(set_instead_of_inc=False, destroy_map=destroy_map) as op,
+            inputs=(x, *rest),
         ) if is_zeros(x):
-            setting = IncSubtensor(op.idx_list, set_instead_of_inc=True, inplace=inplace)
+            setting = IncSubtensor(op.idx_list, set_instead_of_inc=True, destroy_map=destroy_map)
             return replacement(setting(x, *rest), node.out)
     return None
 

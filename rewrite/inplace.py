@@ -15,15 +15,11 @@ and two runs on equal graphs give equal graphs.
 
 from __future__ import annotations
 
-import attrs
-
 from fgraph import Apply, Graph, Op, Variable
 from fgraph.variable import Constant
-from ops.advanced_subtensor import AdvancedIncSubtensor
 from ops.creation import Alloc, AllocEmpty
 from ops.elemwise import Elemwise
 from ops.fused import Fused
-from ops.subtensor import IncSubtensor
 
 DestroyMap = tuple[tuple[int, int], ...]
 
@@ -38,33 +34,13 @@ def inplace_pass(graph: Graph) -> Graph:
 
 def candidates(node: Apply) -> DestroyMap:
     """(output, input) pairs `node`'s op could compute in place, before any safety check:
-    the input must have exactly the output's type (so no broadcasting along it)."""
-    match node.op:
-        case IncSubtensor() | AdvancedIncSubtensor():
-            return ((0, 0),)
-        case Elemwise() | Fused():
-            pairs: list[tuple[int, int]] = []
-            taken: set[int] = set()
-            for output, output_type in enumerate(node.output_types):
-                for number, input_ in enumerate(node.inputs):
-                    if number not in taken and input_.type == output_type:
-                        pairs.append((output, number))
-                        taken.add(number)
-                        break
-            return tuple(pairs)
-    return ()
+    what the op declares (`Op.inplace_candidates`)."""
+    return node.op.inplace_candidates(tuple(v.type for v in node.inputs), node.output_types)
 
 
 def with_destroy_map(op: Op, pairs: DestroyMap) -> Op:
     """`op` marked to compute `pairs` in place (an empty map clears the marks)."""
-    match op:
-        case IncSubtensor() | AdvancedIncSubtensor():
-            return attrs.evolve(op, inplace=bool(pairs))
-        case Elemwise() | Fused():
-            return attrs.evolve(op, destroy_map=pairs)
-    if pairs:
-        raise TypeError(f"{op} cannot be made inplace")
-    return op
+    return op.with_destroy_map(pairs)
 
 
 def _rebuild_with(graph: Graph, choose: dict[Apply, Op], dedup: bool) -> Graph:

@@ -57,7 +57,7 @@ def _build() -> Batch:
     batch.case("inc apart", pt.inc_subtensor(x[rows, 1:, lanes[:1]], batch.input((5, 3))))
     counts = batch.input((6,), dtype="int64")
     batch.case("inc int", pt.inc_subtensor(counts[_index(batch, [0, 5, 5, 0, 5])], 1))
-    inplace = AdvancedIncSubtensor((SYMBOLIC,), set_instead_of_inc=False, inplace=True)
+    inplace = AdvancedIncSubtensor((SYMBOLIC,), set_instead_of_inc=False, destroy_map=((0, 0),))
     batch.case("inc inplace", inplace(x * 2.0, batch.input((5, 4, 3)), duplicates))
     return batch
 

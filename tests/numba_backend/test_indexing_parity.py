@@ -50,7 +50,7 @@ def _build() -> Batch:
     batch.case("inc new axis", pt.inc_subtensor(x[None, 0], batch.input((1, 4, 3))))
     ints = batch.input((4, 3), dtype="int64")
     batch.case("inc int", pt.inc_subtensor(ints[:, -1], batch.input((4,), dtype="int64")))
-    inplace = IncSubtensor((Slice(1, None, 2),), set_instead_of_inc=False, inplace=True)
+    inplace = IncSubtensor((Slice(1, None, 2),), set_instead_of_inc=False, destroy_map=((0, 0),))
     batch.case("inc inplace", inplace(x * 2.0, batch.input((2, 4, 3))))
     return batch
 

@@ -54,8 +54,8 @@ def test_outputs_viewing_inputs_are_copies() -> None:
     viewing = pt.op_from_graph([a], [pt.reshape(a, (2, 2)), a])
     x = pt.vector("x", shape=(4,))
     grid, same = viewing.apply(x)
-    in_grid = IncSubtensor((0,), inplace=True)(grid, pt.constant(np.ones(2)))
-    in_same = IncSubtensor((Slice(None, None, None),), inplace=True)(same, pt.constant(1.0))
+    in_grid = IncSubtensor((0,), destroy_map=((0, 0),))(grid, pt.constant(np.ones(2)))
+    in_same = IncSubtensor((Slice(None, None, None),), destroy_map=((0, 0),))(same, pt.constant(1.0))
     value = np.arange(4.0)
     got_grid, got_same = function([x], [in_grid, in_same], mode="none")(value)
     assert got_grid.tolist() == [[1.0, 2.0], [2.0, 3.0]]

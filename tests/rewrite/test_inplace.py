@@ -96,7 +96,7 @@ def test_shared_zeros_are_duplicated_for_two_destroyers() -> None:
     allocs = [node for node in graph.nodes if isinstance(node.op, Alloc)]
     updates = [node for node in graph.nodes if isinstance(node.op, IncSubtensor)]
     assert len(allocs) == 2 and len({node.position for node in allocs}) == 2
-    assert all(isinstance(node.op, IncSubtensor) and node.op.inplace for node in updates)
+    assert all(isinstance(node.op, IncSubtensor) and node.op.destroy_map for node in updates)
     assert {node.inputs[0].owner for node in updates} == set(allocs)
     (result,) = run(graph, np.array(3.0), np.array(4.0))
     np.testing.assert_array_equal(result, [3.0, 4.0, 0.0, 0.0, 0.0])
