@@ -38,6 +38,7 @@ import numba
 import numpy as np
 
 from numba_backend.blas import matmul_into
+from numba_backend.integer import int_power
 from numba_backend.intrinsics import assoc_add, assoc_mul, new_array, with_layout_of
 from numba_backend.vecmath import (
     cos_f32, cos_f64, exp_f32, exp_f64, expm1_f32, expm1_f64,

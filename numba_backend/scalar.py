@@ -19,6 +19,7 @@ import functools
 import math
 from collections.abc import Iterator
 
+from fgraph.dtypes import is_integer
 from numba_backend.registry import MissingKernelError, dtype_expression
 from ops.scalar import (
     EQ,
@@ -133,9 +134,6 @@ _IN_COMMON_DTYPE: tuple[tuple[type[ScalarOp], str], ...] = (
     (Sub, "({0} - {1})"),
     (Mul, "({0} * {1})"),
     (TrueDiv, "({0} / {1})"),
-    (IntDiv, "({0} // {1})"),  # integer division by zero gives 0, as in NumPy
-    (Mod, "np.mod({0}, {1})"),
-    (Pow, "np.power({0}, {1})"),
     (Neg, "(-{0})"),
     (Abs, "np.abs({0})"),
     (Sign, "np.sign({0})"),
@@ -187,6 +185,33 @@ for _op_class, _template in _IN_COMMON_DTYPE:
     _register_template(_op_class, _template, in_common_dtype=True)
 for _op_class, _template in _AS_GIVEN:
     _register_template(_op_class, _template, in_common_dtype=False)
+
+
+@scalar_expression.register(IntDiv)
+def _int_div(op: ScalarOp, args: tuple[str, ...], out_dtype: str) -> str:
+    """`//` (by zero: 0, as in NumPy). For integers, `INT_MIN // -1` is `-INT_MIN`, which
+    wraps to INT_MIN as NumPy's does, instead of the division that traps (SIGFPE)."""
+    x, y = _converted(args, out_dtype)
+    if not is_integer(out_dtype):
+        return f"({x} // {y})"
+    return f"((-{x}) if {y} == -1 else ({x} // {y}))"
+
+
+@scalar_expression.register(Mod)
+def _mod(op: ScalarOp, args: tuple[str, ...], out_dtype: str) -> str:
+    """NumPy's `mod`; for integers a divisor of -1 gives 0 without dividing (INT_MIN % -1
+    traps with SIGFPE)."""
+    x, y = _converted(args, out_dtype)
+    if not is_integer(out_dtype):
+        return f"np.mod({x}, {y})"
+    return f"(({x} - {x}) if {y} == -1 else np.mod({x}, {y}))"
+
+
+@scalar_expression.register(Pow)
+def _pow(op: ScalarOp, args: tuple[str, ...], out_dtype: str) -> str:
+    """`np.power`; integer powers refuse negative exponents, as NumPy does."""
+    x, y = _converted(args, out_dtype)
+    return f"int_power({x}, {y})" if is_integer(out_dtype) else f"np.power({x}, {y})"
 
 
 VECTORIZED = {Exp: "exp", Expm1: "expm1", Log: "log", Log1p: "log1p", Sin: "sin", Cos: "cos"}
