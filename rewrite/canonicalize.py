@@ -173,15 +173,19 @@ def merge_dimshuffles(node: Apply) -> Sequence[Variable] | None:
 @rule(Reshape)
 def merge_reshapes(node: Apply) -> Sequence[Variable] | None:
     """reshape(reshape(x, a), b) -> reshape(x, b): reshapes keep the C order of elements.
-    Declines where b statically cannot fit x (the graph fails when it runs, as written)."""
+    Declines where b statically cannot fit x (the graph fails when it runs, as written)
+    and where the merged reshape would lose a static length."""
     match node:
         case Apply(op=Reshape() as op, inputs=(Variable(owner=inner), target)):
             match inner:
                 case Apply(op=Reshape(), inputs=(x, _)):
                     try:
-                        return (op(x, target),)
+                        merged = op(x, target)
                     except ShapeError:
                         return None
+                    # Declines when the merged reshape would know less (x of unknown
+                    # length reshaped to (1, -1) loses the static 6 the chain had).
+                    return replacement(merged, node.out)
     return None
 
 
@@ -191,7 +195,7 @@ def identity_reshape(node: Apply) -> Sequence[Variable] | None:
     the result's static shape is the same."""
     match node:
         case Apply(op=Reshape(), inputs=(x, Variable(owner=Apply(op=Shape(), inputs=(source,))))):
-            if source is x:
+            if source == x:  # outputs are value objects: equal, not always identical
                 return replacement(x, node.out)
     x = node.inputs[0]
     if x.type.is_fully_static and node.output_types[0] == x.type:

@@ -6,10 +6,11 @@ from __future__ import annotations
 import numpy as np
 
 import ops as pt
-from fgraph import Constant, Graph
+from fgraph import Constant, Graph, evaluate
 from ops.elemwise import Elemwise
 from ops.scalar import Cast
 from ops.shape_vector import ShapeI
+from rewrite import optimize
 from rewrite.canonicalize import CANONICALIZE
 from tests.rewrite.algebra_checks import check_rewrite, ops_of, random_value, rewritten
 
@@ -146,6 +147,16 @@ def test_reshapes_that_cannot_fit_statically_are_kept() -> None:
     x, rows = pt.tensor("x", shape=(6,)), pt.scalar("rows", dtype="int64")
     graph = Graph([x, rows], [pt.reshape(pt.reshape(x, (rows, -1)), (4,))])
     assert rewritten(graph, CANONICALIZE) is graph
+
+
+def test_reshapes_that_would_lose_a_static_length_are_kept() -> None:
+    """reshape(reshape(x, (3, 2)), (1, -1)) is (1, 6); reshape(x, (1, -1)) would be (1, ?)."""
+    x = pt.vector("x")
+    graph = Graph([x], [pt.reshape(pt.reshape(x, (3, 2)), (1, -1))])
+    assert rewritten(graph, CANONICALIZE) is graph
+    np.testing.assert_array_equal(
+        evaluate(optimize(graph, "fast_run").outputs, {x: np.arange(6.0)})[0], [np.arange(6.0)]
+    )
 
 
 def test_reshape_to_own_shape() -> None:
