@@ -14,7 +14,7 @@ import numpy as np
 from numba.core.errors import NumbaError
 
 from fgraph import Graph, Variable, display_name
-from fgraph.op import Array
+from fgraph.op import Array, inner_graphs_of
 from numba_backend.cache import load_module
 from numba_backend.codegen import GeneratedModule, entry_name, generate
 
@@ -121,13 +121,18 @@ def _from_optimized(graph: Graph, single_output: bool, parallel: bool) -> Compil
 def _check_compilable_dtypes(graph: Graph) -> None:
     """numba has no float16 arithmetic on the CPU: say so, naming the variable, rather
     than let numba fail with a bare `NotImplementedError: float16`."""
-    variables = [*graph.inputs, *(out for node in graph.nodes for out in node.outputs)]
-    for variable in variables:
-        if variable.dtype == "float16":
-            raise TypeError(
-                f"numba cannot compile float16 on the CPU: {display_name(variable)} has "
-                f"type {variable.type}; use float32 (evaluate() handles float16)"
-            )
+    pending = [graph]
+    while pending:  # inner graphs too: a fused body may compute in float16 (exp of int8)
+        current = pending.pop()
+        variables = [*current.inputs, *(out for node in current.nodes for out in node.outputs)]
+        for variable in variables:
+            if variable.dtype == "float16":
+                where = "" if current is graph else " inside a fused or inner graph"
+                raise TypeError(
+                    f"numba cannot compile float16 on the CPU: {display_name(variable)} has "
+                    f"type {variable.type}{where}; use float32 (evaluate() handles float16)"
+                )
+        pending.extend(g for node in current.nodes for g in inner_graphs_of(node.op))
 
 
 def _compile(graph: Graph, generated: GeneratedModule, parallel: bool) -> numba.Dispatcher:

@@ -367,3 +367,9 @@ def test_scalar_arguments_take_the_fast_path_and_still_check() -> None:
     assert f(1.5) == 3.0 and f(np.float64(1.5)) == 3.0 and f(2) == 4.0
     with pytest.raises(TypeError):
         f("a")
+
+
+def test_float16_intermediates_of_fused_loops_are_refused_clearly() -> None:
+    small = pt.vector("small", dtype="int8")  # exp of int8 computes in float16
+    with pytest.raises(TypeError, match="float16 on the CPU: .*inside a fused or inner graph"):
+        function([small], pt.cast(pt.exp(small), "float64"))
