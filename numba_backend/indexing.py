@@ -47,7 +47,9 @@ def basic_index(
                 ]
             parts.append(index)
         axis += 1
-    return checks, "[" + ", ".join(parts) + ("," if len(parts) == 1 else "") + "]"
+    # One entry is written without a trailing comma: `x[1:]`, not `x[1:,]`, whose tuple
+    # index numba's parallel (parfor) lowering cannot cast.
+    return checks, "[" + ", ".join(parts) + "]"
 
 
 @numba_kernel.register

@@ -87,3 +87,14 @@ def test_serial_and_parallel_are_compiled_and_cached_apart() -> None:
     assert restored.parallel and restored.source == parallel.source
     values = np.linspace(0.0, 1.0, LARGE)
     np.testing.assert_allclose(restored(values), np.exp(values) + 1)
+
+
+def test_slices_of_elementwise_results_compile_in_parallel() -> None:
+    """A one-entry slice was written `x[1:,]`, whose tuple index numba's parfor lowering
+    could not cast: these three graphs did not compile with parallel=True."""
+    x = pt.vector("x")
+    value = np.arange(7.0)
+    outputs = [pt.cos(x)[1:], (x * 2)[1:].sum(), pt.set_subtensor((x * 2)[5:], 0.0)]
+    got = function([x], outputs, parallel=True)(value)
+    for g, e in zip(got, evaluate(outputs, {x: value})):
+        np.testing.assert_allclose(g, e)
