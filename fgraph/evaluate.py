@@ -8,7 +8,7 @@ loudly on a mismatch instead of passing a wrong value along.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -17,18 +17,24 @@ from fgraph.op import Array
 from fgraph.traverse import toposort
 from fgraph.variable import Constant, Variable, display_name
 
+if TYPE_CHECKING:
+    from fgraph.graph import Graph
+
 
 class OpContractError(AssertionError):
     """An op's `perform` returned something its `infer` did not promise (an op bug)."""
 
 
-def evaluate(outputs: Sequence[Variable], inputs: Mapping[Variable, Any]) -> list[Array]:
-    """Values of `outputs` given values for the root variables they depend on.
+def evaluate(outputs: Sequence[Variable] | Graph, inputs: Mapping[Variable, Any]) -> list[Array]:
+    """Values of `outputs` (variables, or a `Graph`'s outputs) given values for the root
+    variables they depend on.
 
     Input values are converted to their variable's type (safe casts only) with errors
     naming the variable; the returned arrays are fresh (never aliases of the inputs).
     """
-    outputs = tuple(outputs)
+    from fgraph.graph import Graph
+
+    outputs = outputs.outputs if isinstance(outputs, Graph) else tuple(outputs)
     values: dict[Variable, Array] = {}
     for variable, value in inputs.items():
         if variable.owner is not None:

@@ -1,5 +1,10 @@
 """The numba backend: `function(inputs, outputs)` compiles a graph to one njit function."""
 
+from fgraph.packages import require_package
+
+require_package("ops")
+require_package("rewrite")
+
 from numba_backend import advanced_indexing as _advanced_indexing
 from numba_backend import creation as _creation
 from numba_backend import dimshuffle as _dimshuffle

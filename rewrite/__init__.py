@@ -1,5 +1,9 @@
 """The rewrite engine: rules, rule sets, the one driver, passes and named pipelines."""
 
+from fgraph.packages import require_package
+
+require_package("ops")
+
 from rewrite.context import Clients, GraphContext, RewriteContext
 from rewrite.engine import DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_SWEEPS, rewrite_graph
 from rewrite.errors import (

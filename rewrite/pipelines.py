@@ -88,9 +88,10 @@ PIPELINES: Mapping[str, Pipeline] = MappingProxyType(
 
 
 def optimize(graph: Graph, pipeline: str | Pipeline = "fast_run") -> Graph:
-    """`graph` rewritten by `pipeline` (a name from `PIPELINES` or a `Pipeline`); pure."""
+    """`graph` rewritten by `pipeline` (a name from `PIPELINES`, in any case, or a
+    `Pipeline`); pure."""
     if isinstance(pipeline, str):
-        found = PIPELINES.get(pipeline)
+        found = PIPELINES.get(pipeline.lower())  # PyTensor spells them "FAST_RUN"
         if found is None:
             raise ValueError(
                 f"unknown pipeline {pipeline!r}; known: {', '.join(sorted(PIPELINES))} "
