@@ -15,7 +15,9 @@ import numpy as np
 if TYPE_CHECKING:
     from fgraph.variable import Variable
 
-TensorLike: TypeAlias = "Variable | np.ndarray[Any, np.dtype[Any]] | np.generic | bool | int | float | complex | Sequence[Any]"
+TensorLike: TypeAlias = "Variable | np.ndarray[Any, np.dtype[Any]] | np.generic | bool | int | float | complex | list[Any] | tuple[Any, ...]"
+"""What ops accept as a tensor: variables, arrays, numbers and nested lists or tuples of
+numbers (not `str`, which is a sequence too: `pt.exp("x")` is a type error)."""
 Axis: TypeAlias = "int | Sequence[int] | None"
 BinaryName = Literal[
     "add", "sub", "mul", "true_div", "int_div", "mod", "pow", "matmul",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Sequence
-from typing import Any, overload
+from typing import Any, Generic, TypeVar, cast, overload
 
 import attrs
 import numba
@@ -23,8 +23,12 @@ _compiled: dict[tuple[str, bool], numba.Dispatcher] = {}
 """Dispatchers by (structure digest, parallel)."""
 
 
+Result = TypeVar("Result", covariant=True)
+"""What a call returns: one array (`function(inputs, output)`) or a list of them."""
+
+
 @attrs.frozen(eq=False, repr=False)
-class CompiledFunction:
+class CompiledFunction(Generic[Result]):
     """A compiled graph: call it with one array per input.
 
     Arguments are converted to the input types (safe casts only) with errors naming the
@@ -43,7 +47,7 @@ class CompiledFunction:
     """Per output, whether it may share memory with an argument, a constant or another
     output (decided from the graph once, so the call checks only those)."""
 
-    def __call__(self, *arguments: Any) -> Any:
+    def __call__(self, *arguments: Any) -> Result:
         if len(arguments) != len(self.inputs):
             names = ", ".join(display_name(variable) for variable in self.inputs)
             raise TypeError(
@@ -55,7 +59,8 @@ class CompiledFunction:
             outputs = _unaliased(results, (*arrays, *self._constants), self._may_alias)
         else:
             outputs = list(results)
-        return outputs[0] if self.single_output else outputs
+        result: Any = outputs[0] if self.single_output else outputs
+        return cast(Result, result)
 
     def __reduce__(self) -> tuple[object, ...]:
         return (_from_optimized, (self.graph, self.single_output, self.parallel))
@@ -67,7 +72,7 @@ class CompiledFunction:
 @overload
 def function(
     inputs: Sequence[Variable], outputs: Variable, mode: str = ..., *, parallel: bool = ...
-) -> CompiledFunction: ...
+) -> CompiledFunction[Array]: ...
 @overload
 def function(
     inputs: Sequence[Variable],
@@ -75,7 +80,7 @@ def function(
     mode: str = ...,
     *,
     parallel: bool = ...,
-) -> CompiledFunction: ...
+) -> CompiledFunction[list[Array]]: ...
 
 
 def function(
@@ -84,7 +89,7 @@ def function(
     mode: str = "fast_run",
     *,
     parallel: bool = False,
-) -> CompiledFunction:
+) -> CompiledFunction[Any]:
     """Compile `outputs` as a function of `inputs` with the rewrite pipeline `mode`.
 
     A single output variable gives a function returning one array; a list of outputs
@@ -102,7 +107,7 @@ def function(
     return _from_optimized(optimize(graph, mode), single, parallel)
 
 
-def _from_optimized(graph: Graph, single_output: bool, parallel: bool) -> CompiledFunction:
+def _from_optimized(graph: Graph, single_output: bool, parallel: bool) -> CompiledFunction[Any]:
     _check_compilable_dtypes(graph)
     generated = generate(graph, parallel)  # cheap; its constants are this graph's own
     dispatcher = _compile(graph, generated, parallel)

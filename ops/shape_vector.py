@@ -159,7 +159,7 @@ def _entries(shape: ShapeLike, what: str) -> Sequence[object]:
         if shape.ndim != 0:
             raise ShapeError(f"{what}: a shape must be a vector, got a variable of {shape.type}")
         return (shape,)
-    if isinstance(shape, Sequence) and not isinstance(shape, str):
+    if isinstance(shape, (list, tuple)):
         return shape
     return (shape,)
 

@@ -50,7 +50,7 @@ def warm_up_numba() -> None:
     numba.njit(total)(np.ones(2))
 
 
-def matches_reference(compiled: CompiledFunction) -> bool:
+def matches_reference(compiled: CompiledFunction[Any]) -> bool:
     inputs, outputs = cache_test_graph()
     expected = evaluate(outputs, dict(zip(inputs, arguments())))
     results = compiled(*arguments())
@@ -71,7 +71,7 @@ def main(argv: list[str]) -> None:
         compiled = function(inputs, outputs, mode="none")
     seconds = time.perf_counter() - start
     if not isinstance(compiled, CompiledFunction):
-        raise TypeError(f"unpickled a {type(compiled).__name__}, not a CompiledFunction")
+        raise TypeError(f"unpickled a {type(compiled).__name__}, not a CompiledFunction[Any]")
     if mode == "pickle":
         with open(argv[1], "wb") as file:
             pickle.dump(compiled, file)

@@ -44,14 +44,14 @@ def mixed_outputs(x: Variable, a: Variable, t: Variable) -> list[Variable]:
 
 
 @pytest.fixture(scope="module")
-def mixed() -> tuple[CompiledFunction, list[Variable], tuple[Input, ...]]:
+def mixed() -> tuple[CompiledFunction[Any], list[Variable], tuple[Input, ...]]:
     x, a, t, unused = mixed_inputs()
     outputs = mixed_outputs(x, a, t)
     return function([x, a, t, unused], outputs, mode="fast_run"), outputs, (x, a, t, unused)
 
 
 @pytest.fixture(scope="module")
-def single() -> CompiledFunction:
+def single() -> CompiledFunction[Any]:
     x = pt.vector("x")
     return function([x], pt.log(pt.exp(x) + 1), mode="none")
 
@@ -67,7 +67,7 @@ def arguments(seed: int = 0) -> tuple[Array, Array, Array, Array]:
 
 
 def test_values_match_the_reference_evaluator(
-    mixed: tuple[CompiledFunction, list[Variable], tuple[Input, ...]],
+    mixed: tuple[CompiledFunction[Any], list[Variable], tuple[Input, ...]],
 ) -> None:
     compiled, outputs, inputs = mixed
     check_graph(compiled.graph)
@@ -83,7 +83,7 @@ def test_values_match_the_reference_evaluator(
 
 
 def test_wrong_argument_count_names_the_expected_inputs(
-    mixed: tuple[CompiledFunction, list[Variable], tuple[Input, ...]],
+    mixed: tuple[CompiledFunction[Any], list[Variable], tuple[Input, ...]],
 ) -> None:
     compiled = mixed[0]
     with pytest.raises(TypeError, match=r"expected 4 arguments \(x, A, T, unused\), got 2"):
@@ -93,7 +93,7 @@ def test_wrong_argument_count_names_the_expected_inputs(
 
 
 def test_unsafe_dtype_is_a_type_error_naming_input_expected_and_got(
-    mixed: tuple[CompiledFunction, list[Variable], tuple[Input, ...]],
+    mixed: tuple[CompiledFunction[Any], list[Variable], tuple[Input, ...]],
 ) -> None:
     x, a, t, unused = arguments()
     with pytest.raises(TypeError, match="A: expected dtype float64, got complex128"):
@@ -103,7 +103,7 @@ def test_unsafe_dtype_is_a_type_error_naming_input_expected_and_got(
 
 
 def test_safe_casts_are_accepted(
-    mixed: tuple[CompiledFunction, list[Variable], tuple[Input, ...]],
+    mixed: tuple[CompiledFunction[Any], list[Variable], tuple[Input, ...]],
 ) -> None:
     """Ints and float32 for float64 inputs, int8 for an int32 input, non-native byte order
     and Fortran order: all converted, with the same results."""
@@ -134,7 +134,7 @@ def test_safe_casts_are_accepted(
     ],
 )
 def test_rank_and_static_shape_errors_are_value_errors(
-    mixed: tuple[CompiledFunction, list[Variable], tuple[Input, ...]],
+    mixed: tuple[CompiledFunction[Any], list[Variable], tuple[Input, ...]],
     position: int,
     value: object,
     pattern: str,
@@ -146,7 +146,7 @@ def test_rank_and_static_shape_errors_are_value_errors(
 
 
 def test_inputs_are_never_mutated(
-    mixed: tuple[CompiledFunction, list[Variable], tuple[Input, ...]],
+    mixed: tuple[CompiledFunction[Any], list[Variable], tuple[Input, ...]],
 ) -> None:
     values = arguments(1)
     copies = [value.copy() for value in values]
@@ -158,7 +158,7 @@ def test_inputs_are_never_mutated(
 
 
 def test_outputs_never_alias_inputs_or_each_other(
-    mixed: tuple[CompiledFunction, list[Variable], tuple[Input, ...]],
+    mixed: tuple[CompiledFunction[Any], list[Variable], tuple[Input, ...]],
 ) -> None:
     values = arguments(2)
     results = mixed[0](*values)
@@ -185,7 +185,7 @@ def test_constant_outputs_are_fresh_each_call() -> None:
     np.testing.assert_array_equal(table.data, np.arange(6.0).reshape(2, 3))
 
 
-def test_single_output_gives_an_array_and_a_list_gives_a_list(single: CompiledFunction) -> None:
+def test_single_output_gives_an_array_and_a_list_gives_a_list(single: CompiledFunction[Any]) -> None:
     x_value = np.linspace(-2, 2, 5)
     result = single(x_value)
     assert isinstance(result, np.ndarray)
@@ -216,7 +216,7 @@ def test_python_scalars_are_accepted_for_scalar_inputs() -> None:
 
 
 def test_unused_inputs_are_accepted_and_still_checked(
-    mixed: tuple[CompiledFunction, list[Variable], tuple[Input, ...]],
+    mixed: tuple[CompiledFunction[Any], list[Variable], tuple[Input, ...]],
 ) -> None:
     compiled, _, inputs = mixed
     assert inputs[3] not in {v for node in compiled.graph.nodes for v in node.inputs}
@@ -231,7 +231,7 @@ def test_unused_inputs_are_accepted_and_still_checked(
 
 
 def test_graph_is_the_optimized_graph_and_source_its_module(
-    mixed: tuple[CompiledFunction, list[Variable], tuple[Input, ...]],
+    mixed: tuple[CompiledFunction[Any], list[Variable], tuple[Input, ...]],
 ) -> None:
     compiled, outputs, inputs = mixed
     assert isinstance(compiled.graph, Graph)
@@ -241,7 +241,7 @@ def test_graph_is_the_optimized_graph_and_source_its_module(
 
 
 def test_pickle_round_trip_gives_the_same_results(
-    mixed: tuple[CompiledFunction, list[Variable], tuple[Input, ...]],
+    mixed: tuple[CompiledFunction[Any], list[Variable], tuple[Input, ...]],
 ) -> None:
     compiled = mixed[0]
     restored = pickle.loads(pickle.dumps(compiled))
@@ -256,7 +256,7 @@ def test_pickle_round_trip_gives_the_same_results(
     np.testing.assert_array_equal(single_output(np.ones(2)), [2.0, 2.0])
 
 
-def test_equal_graphs_share_one_compiled_dispatcher(single: CompiledFunction) -> None:
+def test_equal_graphs_share_one_compiled_dispatcher(single: CompiledFunction[Any]) -> None:
     """A graph built again from fresh inputs has the same digest: no second compile."""
     digest = single.graph.structure_digest
     dispatcher = _compiled[digest, False]
@@ -271,7 +271,7 @@ def test_equal_graphs_share_one_compiled_dispatcher(single: CompiledFunction) ->
 def test_threads_compiling_one_graph_share_one_dispatcher() -> None:
     """Threads asking for the same new graph at once wait for one compile."""
 
-    def compile_in_thread(_: int) -> CompiledFunction:
+    def compile_in_thread(_: int) -> CompiledFunction[Any]:
         x = pt.vector("x")
         return function([x], pt.exp(x) * 3 - x, mode="none")
 
@@ -309,8 +309,8 @@ def test_code_numba_cannot_type_fails_once_without_dropping_the_cache(
 
 
 def test_symbol_and_module_names_derive_from_the_digest(
-    single: CompiledFunction,
-    mixed: tuple[CompiledFunction, list[Variable], tuple[Input, ...]],
+    single: CompiledFunction[Any],
+    mixed: tuple[CompiledFunction[Any], list[Variable], tuple[Input, ...]],
 ) -> None:
     names: list[str] = []
     for compiled in (single, mixed[0]):

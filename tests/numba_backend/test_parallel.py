@@ -19,7 +19,7 @@ LARGE = PARALLEL_MIN_SIZE + 7  # not a multiple of the chunk count
 
 
 @pytest.fixture(scope="module")
-def compiled() -> tuple[CompiledFunction, list[Variable]]:
+def compiled() -> tuple[CompiledFunction[Any], list[Variable]]:
     x, m, k = pt.vector("x"), pt.matrix("m"), pt.vector("k", dtype="int32")
     row = pt.vector("row")
     outputs = [
@@ -43,7 +43,7 @@ def _inputs(size: int, columns: int) -> tuple[Array, ...]:
 
 @pytest.mark.parametrize("size", [0, 1, 100, LARGE, 3 * CHUNKS * 1000 + 5])
 def test_parallel_matches_the_reference(
-    compiled: tuple[CompiledFunction, list[Variable]], size: int
+    compiled: tuple[CompiledFunction[Any], list[Variable]], size: int
 ) -> None:
     function_, outputs = compiled
     values = _inputs(size, 31)
@@ -55,7 +55,7 @@ def test_parallel_matches_the_reference(
 
 
 def test_parallel_loops_are_guarded_by_size(
-    compiled: tuple[CompiledFunction, list[Variable]],
+    compiled: tuple[CompiledFunction[Any], list[Variable]],
 ) -> None:
     source = compiled[0].source
     # Two summed loops (float and integer) and two 2-d loops (`exp(m) * row - 1`, and
