@@ -16,7 +16,7 @@ from numba.core.errors import NumbaError
 from fgraph import Graph, Variable, display_name
 from fgraph.op import Array, inner_graphs_of
 from numba_backend.cache import load_module
-from numba_backend.codegen import GeneratedModule, entry_name, generate
+from numba_backend.codegen import GeneratedModule, generate
 
 _compiled_lock = threading.Lock()
 _compiled: dict[tuple[str, bool], numba.Dispatcher] = {}
