@@ -1,5 +1,6 @@
 """fgraph core: frozen, interned tensor graphs and the tools to inspect and run them."""
 
+from fgraph.dot import render_dot, to_dot
 from fgraph.dtypes import ALL_DTYPES, as_dtype, promote
 from fgraph.errors import DTypeError, MissingInputError, ShapeError
 from fgraph.evaluate import OpContractError, evaluate
@@ -41,7 +42,9 @@ __all__ = [
     "intern_table_sizes",
     "promote",
     "rebuild",
+    "render_dot",
     "root_variables",
+    "to_dot",
     "toposort",
     "type_of_value",
 ]
