@@ -17,12 +17,14 @@ def tensor(
 
 
 def scalar(name: str | None = None, dtype: npt.DTypeLike = "float64") -> Input:
+    """A 0-d input (float64 unless `dtype` is given)."""
     return tensor(name, dtype=dtype, shape=())
 
 
 def vector(
     name: str | None = None, dtype: npt.DTypeLike = "float64", shape: Sequence[int | None] = (None,)
 ) -> Input:
+    """A 1-d input; its length is unknown unless `shape` gives it."""
     return tensor(name, dtype=dtype, shape=_of_rank(name, shape, 1))
 
 
@@ -31,6 +33,7 @@ def matrix(
     dtype: npt.DTypeLike = "float64",
     shape: Sequence[int | None] = (None, None),
 ) -> Input:
+    """A 2-d input; its lengths are unknown unless `shape` gives them."""
     return tensor(name, dtype=dtype, shape=_of_rank(name, shape, 2))
 
 

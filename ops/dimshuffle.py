@@ -28,6 +28,9 @@ def _as_order(order: Sequence[int | None]) -> tuple[int | None, ...]:
 
 @attrs.frozen(cache_hash=True)
 class DimShuffle(Op):
+    """Axes permuted, dropped (static length 1 only) or inserted (`None` in `order`, a new
+    axis of length 1): `order` lists, per output axis, the input axis it takes. A view."""
+
     order: tuple[int | None, ...] = attrs.field(converter=_as_order)
 
     @property

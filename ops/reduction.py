@@ -342,12 +342,16 @@ class ArgExtremum(NonDifferentiable, abc.ABC):
 
 @attrs.frozen(cache_hash=True)
 class Argmax(ArgExtremum):
+    """Index of the largest element along `axis` (the first one on ties), as NumPy."""
+
     def reduce(self, x: Array) -> Array:
         return np.asarray(np.argmax(x, axis=self.axis))
 
 
 @attrs.frozen(cache_hash=True)
 class Argmin(ArgExtremum):
+    """Index of the smallest element along `axis` (the first one on ties), as NumPy."""
+
     def reduce(self, x: Array) -> Array:
         return np.asarray(np.argmin(x, axis=self.axis))
 
