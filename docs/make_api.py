@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import re
 import sys
 from pathlib import Path
 
@@ -52,11 +51,30 @@ def _signature(name: str, value: object) -> str:
     if not callable(value):
         return name
     try:
-        signature = str(inspect.signature(value))
+        signature = inspect.signature(value)
     except (TypeError, ValueError):
         return name
-    # Default values that are functions print with their address: keep just the name.
-    return name + re.sub(r"<function (\w+) at 0x[0-9a-f]+>", r"\1", signature)
+    parameters = [
+        parameter.replace(default=_Shown(parameter.default))
+        if parameter.default is not parameter.empty and repr(parameter.default).startswith("<")
+        else parameter
+        for parameter in signature.parameters.values()
+    ]
+    return name + str(signature.replace(parameters=parameters))
+
+
+class _Shown:
+    """A default value shown by name (`sys.stdout`, a function's name), not by a repr
+    holding an address or the state of a stream."""
+
+    def __init__(self, value: object) -> None:
+        if value is sys.stdout or value is sys.__stdout__:
+            self.text = "sys.stdout"
+        else:
+            self.text = getattr(value, "__name__", type(value).__name__)
+
+    def __repr__(self) -> str:
+        return self.text
 
 
 def render() -> str:
