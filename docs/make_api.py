@@ -68,8 +68,8 @@ class _Shown:
     holding an address or the state of a stream."""
 
     def __init__(self, value: object) -> None:
-        if value is sys.stdout or value is sys.__stdout__:
-            self.text = "sys.stdout"
+        if hasattr(value, "write") and hasattr(value, "flush"):  # a stream (under pytest,
+            self.text = "sys.stdout"  # the default is captured output, not sys.stdout)
         else:
             self.text = getattr(value, "__name__", type(value).__name__)
 
