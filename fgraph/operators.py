@@ -26,6 +26,7 @@ BinaryName = Literal[
 UnaryName = Literal["neg", "abs", "invert"]
 ReductionName = Literal["sum", "prod", "mean", "max", "min", "all", "any", "var", "std"]
 ArgReductionName = Literal["argmax", "argmin"]
+MethodName = Literal["clip", "dot", "squeeze", "cumsum", "round", "dimshuffle"]
 
 
 class TensorApi(Protocol):
@@ -50,6 +51,8 @@ class TensorApi(Protocol):
     def flatten(self, x: Variable) -> Variable: ...
 
     def shape(self, x: Variable) -> Variable: ...
+
+    def method(self, name: MethodName, x: Variable, *args: Any) -> Variable: ...
 
 
 _installed: list[TensorApi] = []

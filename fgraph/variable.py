@@ -17,7 +17,7 @@ library installed in `fgraph.operators`.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
@@ -200,6 +200,38 @@ class Variable:
 
     def flatten(self) -> Variable:
         return api().flatten(self)
+
+    def clip(self, lo: TensorLike | None, hi: TensorLike | None) -> Variable:
+        """Values limited to [lo, hi], as `numpy.clip`."""
+        return api().method("clip", self, lo, hi)
+
+    def dot(self, other: TensorLike) -> Variable:
+        """`numpy.dot` of this and `other`."""
+        return api().method("dot", self, other)
+
+    def squeeze(self, axis: int | Sequence[int] | None = None) -> Variable:
+        """Length-1 axes removed (all statically known ones by default)."""
+        return api().method("squeeze", self, axis)
+
+    def cumsum(self, axis: int | None = None) -> Variable:
+        """Running sum along `axis` (of the flattened array by default)."""
+        return api().method("cumsum", self, axis)
+
+    def round(self, decimals: int = 0) -> Variable:
+        """Rounded half to even to `decimals` places, as `numpy.round`."""
+        return api().method("round", self, decimals)
+
+    def dimshuffle(self, *order: int | str) -> Variable:
+        """PyTensor's `dimshuffle`: output axis i takes input axis `order[i]`; "x" inserts
+        a new axis of length 1."""
+        return api().method("dimshuffle", self, *order)
+
+    def eval(self, inputs: Mapping[Variable, Any] | None = None) -> ReadOnlyArray:
+        """This variable's value, given values for the inputs it depends on (PyTensor's
+        `eval`, through the reference evaluator)."""
+        from fgraph.evaluate import evaluate
+
+        return evaluate([self], inputs or {})[0]
 
     # -- reductions --------------------------------------------------------------------
     def sum(self, axis: Axis = None, keepdims: bool = False) -> Variable:

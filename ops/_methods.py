@@ -11,6 +11,7 @@ from fgraph.operators import (
     ArgReductionName,
     Axis,
     BinaryName,
+    MethodName,
     ReductionName,
     TensorLike,
     UnaryName,
@@ -20,6 +21,7 @@ import ops.elemwise as elemwise
 import ops.linalg as linalg
 import ops.reduction as reduction
 import ops.subtensor as subtensor
+from ops.dimshuffle import DimShuffle, squeeze
 from ops.shape import flatten, reshape, shape, transpose
 
 # `ops.shape` and `ops.scalar` are user functions in the `ops` namespace that shadow the
@@ -57,6 +59,14 @@ _REDUCTIONS: dict[str, Callable[[TensorLike, Axis, bool], Variable]] = {
     "any": reduction.any,
     "var": reduction.var,
     "std": reduction.std,
+}
+_METHODS: dict[str, Callable[..., Variable]] = {
+    "clip": elemwise.clip,
+    "dot": linalg.dot,
+    "squeeze": squeeze,
+    "cumsum": reduction.cumsum,
+    "round": elemwise.round,
+    "dimshuffle": lambda x, *order: DimShuffle(tuple(None if a == "x" else a for a in order))(x),
 }
 _ARG_REDUCTIONS: dict[str, Callable[[TensorLike, int | None, bool], Variable]] = {
     "argmax": reduction.argmax,
@@ -96,6 +106,9 @@ class _Methods:
 
     def shape(self, x: Variable) -> Variable:
         return shape(x)
+
+    def method(self, name: MethodName, x: Variable, *args: Any) -> Variable:
+        return _METHODS[name](x, *args)
 
 
 install(_Methods())

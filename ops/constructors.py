@@ -43,3 +43,48 @@ def _of_rank(name: str | None, shape: Sequence[int | None], rank: int) -> tuple[
             f"{name}: a rank-{rank} input needs a shape of length {rank}, got {tuple(shape)}"
         )
     return tuple(shape)
+
+
+def tensor3(name: str | None = None, dtype: npt.DTypeLike = "float64") -> Input:
+    """A 3-d input of unknown lengths."""
+    return tensor(name, dtype=dtype, shape=(None, None, None))
+
+
+def tensor4(name: str | None = None, dtype: npt.DTypeLike = "float64") -> Input:
+    """A 4-d input of unknown lengths."""
+    return tensor(name, dtype=dtype, shape=(None, None, None, None))
+
+
+def iscalar(name: str | None = None) -> Input:
+    """An int32 scalar input (PyTensor's name)."""
+    return scalar(name, dtype="int32")
+
+
+def ivector(name: str | None = None) -> Input:
+    """An int32 vector input (PyTensor's name)."""
+    return vector(name, dtype="int32")
+
+
+def imatrix(name: str | None = None) -> Input:
+    """An int32 matrix input (PyTensor's name)."""
+    return matrix(name, dtype="int32")
+
+
+def dvector(name: str | None = None) -> Input:
+    """A float64 vector input (PyTensor's name)."""
+    return vector(name, dtype="float64")
+
+
+def dmatrix(name: str | None = None) -> Input:
+    """A float64 matrix input (PyTensor's name)."""
+    return matrix(name, dtype="float64")
+
+
+def fvector(name: str | None = None) -> Input:
+    """A float32 vector input (PyTensor's name)."""
+    return vector(name, dtype="float32")
+
+
+def fmatrix(name: str | None = None) -> Input:
+    """A float32 matrix input (PyTensor's name)."""
+    return matrix(name, dtype="float32")
