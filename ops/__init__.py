@@ -134,6 +134,7 @@ from ops.elemwise import (
 from ops.grad import DisconnectedInputError, grad, hessian, jacobian, jvp, vjp
 from ops.linalg import MatMul, dot, matmul, outer
 from ops.op_from_graph import OpFromGraph, op_from_graph
+from ops.sort import Argsort, SearchSorted, Sort, argsort, searchsorted, sort
 from ops.scan import Until, foldl, foldr, map, reduce, scan, until
 from ops.scan_op import Scan
 from ops.reduction import (
@@ -191,6 +192,7 @@ __all__ = [
     "Any",
     "Argmax",
     "Argmin",
+    "Argsort",
     "BroadcastTo",
     "Concatenate",
     "CumProd",
@@ -207,7 +209,9 @@ __all__ = [
     "Prod",
     "Reshape",
     "Scan",
+    "SearchSorted",
     "Shape",
+    "Sort",
     "SpecifyShape",
     "Split",
     "Subtensor",
@@ -230,6 +234,7 @@ __all__ = [
     "arctanh",
     "argmax",
     "argmin",
+    "argsort",
     "as_tensor",
     "bitwise_and",
     "bitwise_or",
@@ -333,6 +338,7 @@ __all__ = [
     "round",
     "scalar",
     "scan",
+    "searchsorted",
     "second",
     "set_subtensor",
     "shape",
@@ -342,6 +348,7 @@ __all__ = [
     "sinh",
     "softmax",
     "softplus",
+    "sort",
     "specify_shape",
     "split",
     "sqrt",
