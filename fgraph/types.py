@@ -79,6 +79,12 @@ class TensorType:
         DTypeError; a wrong rank or a known length that differs raises ShapeError.
         """
         array = np.asarray(value)
+        if array.dtype.kind not in "biufc":  # strings, objects, dates: no tensor dtype
+            shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+            raise DTypeError(
+                f"{name}: expected {self} values, got {type(value).__name__} {shown} "
+                f"(NumPy dtype {array.dtype})"
+            )
         if array.dtype.name != self.dtype:
             if not can_cast_safely(array.dtype.name, self.dtype) and not _is_python_scalar_fit(
                 value, self.dtype

@@ -127,6 +127,15 @@ def test_filter_rejects_unsafe_casts_naming_the_variable(
         TensorType(dtype, shape).filter(value, "wanted")
 
 
+def test_filter_rejects_strings_and_objects_naming_the_variable() -> None:
+    """Before, NumPy's `data type 'str96' not understood` named neither the input nor
+    what it expected."""
+    with pytest.raises(DTypeError, match=r"x: expected float64\(\?,\) values, got str 'abc'"):
+        TensorType("float64", (None,)).filter("abc", "x")
+    with pytest.raises(DTypeError, match=r"y: expected int64\(\) values, got object"):
+        TensorType("int64", ()).filter(object(), "y")
+
+
 def test_filter_rejects_wrong_shapes_naming_the_variable() -> None:
     with pytest.raises(ShapeError, match=r"x: expected shape \(3,\), got \(4,\)"):
         TensorType("float64", (3,)).filter(np.ones(4), "x")
