@@ -10,7 +10,7 @@ loop, so the summed array never exists.
 
 from __future__ import annotations
 
-from fgraph import Apply, Constant, Graph, Variable
+from fgraph import Apply, Constant, Graph, Variable, display_name
 from numba_backend import split
 from numba_backend.body import element_body
 from numba_backend.loops import summed_loop
@@ -44,6 +44,7 @@ def emit_block(
             input_types=tuple(variable.type for variable in node.inputs),
             output_types=node.output_types,
             prefix=f"{prefix}n{number}_",
+            input_labels=tuple(describe(variable) for variable in node.inputs),
         )
 
     summed = summed_producers(graph)
@@ -66,6 +67,16 @@ def emit_block(
     for result in graph.outputs:
         names.setdefault(result, name_of(result))
     return lines
+
+
+def describe(variable: Variable) -> str:
+    """A variable as run-time errors name it: a graph input by its name, a constant as
+    such, a computed value by the op computing it."""
+    if variable.owner is not None:
+        return f"the result of {variable.owner.op} ({variable.type})"
+    if isinstance(variable, Constant):
+        return f"a constant ({variable.type})"
+    return f"{display_name(variable)} ({variable.type})"
 
 
 def summed_producers(graph: Graph) -> dict[Apply, Apply]:

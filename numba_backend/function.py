@@ -54,7 +54,10 @@ class CompiledFunction(Generic[Result]):
                 f"expected {len(self.inputs)} arguments ({names}), got {len(arguments)}"
             )
         arrays = tuple(map(_argument, self.inputs, arguments))
-        results: tuple[Array, ...] = self._dispatcher(*arrays, *self._constants)
+        try:
+            results: tuple[Array, ...] = self._dispatcher(*arrays, *self._constants)
+        except (ValueError, IndexError) as error:
+            raise _formatted(error) from None
         if any(self._may_alias):
             outputs = _unaliased(results, (*arrays, *self._constants), self._may_alias)
         else:
@@ -213,6 +216,16 @@ ints are left to `filter`, which names the input when one is out of range)."""
 @functools.cache
 def _native_dtype(name: str) -> np.dtype[Any]:
     return np.dtype(name)  # native byte order; `np.dtype(">f8")` compares unequal to it
+
+
+def _formatted(error: ValueError | IndexError) -> ValueError | IndexError:
+    """A run-time error of the generated code with its message completed: the code raises
+    a message with `{}` slots and the lengths it saw as further arguments (numba builds no
+    strings at run time); other errors pass unchanged."""
+    message, *values = error.args or ("",)
+    if not isinstance(message, str) or not values or message.count("{}") != len(values):
+        return error
+    return type(error)(message.format(*values))
 
 
 def may_alias(graph: Graph) -> tuple[bool, ...]:

@@ -17,11 +17,12 @@ from ops.subtensor import IncSubtensor, Subtensor
 
 
 def basic_index(
-    source: str, entries: tuple[Entry, ...], values: tuple[str, ...], static: tuple[int | None, ...]
+    source: str, entries: tuple[Entry, ...], values: tuple[str, ...],
+    static: tuple[int | None, ...], label: str = "the indexed array",
 ) -> tuple[list[str], str]:
     """Bounds checks and the index expression `[...]` of `source[entries]`, where
-    `values` name the node's index inputs (0-d arrays) and `static` is the source's
-    static shape."""
+    `values` name the node's index inputs (0-d arrays), `static` is the source's static
+    shape and `label` how errors name the source."""
     remaining: Iterator[str] = iter(values)
     checks: list[str] = []
     parts: list[str] = []
@@ -43,7 +44,8 @@ def basic_index(
                 length = f"{source}.shape[{axis}]"
                 checks += [
                     f"if not -{length} <= {index} < {length}:",
-                    f"    raise IndexError('index out of bounds for axis {axis}')",
+                    f"    raise IndexError('index {{}} is out of bounds for axis {axis} of "
+                    f"{label} with length {{}}', {index}, {length})",
                 ]
             parts.append(index)
         axis += 1
@@ -60,7 +62,7 @@ def _subtensor(op: Subtensor, node: NodeInfo, module: ModuleBuilder) -> list[str
     if not op.idx_list:
         return [f"{output} = {source}"]
     static = node.input_types[0].shape
-    checks, index = basic_index(source, op.idx_list, tuple(values), static)
+    checks, index = basic_index(source, op.idx_list, tuple(values), static, node.label(0))
     if node.output_types[0].ndim:
         view = f"{source}{index}"
         if _keeps_memory_order(op.idx_list, static):
@@ -112,7 +114,9 @@ def _inc_subtensor(op: IncSubtensor, node: NodeInfo, module: ModuleBuilder) -> l
     source, value, *values = node.inputs
     (output,) = node.outputs
     prefix = node.prefix
-    checks, index = basic_index(source, op.idx_list, tuple(values), node.input_types[0].shape)
+    checks, index = basic_index(
+        source, op.idx_list, tuple(values), node.input_types[0].shape, node.label(0)
+    )
     assign = "=" if op.set_instead_of_inc else "+="
     lines = [*checks, f"{output} = {source}" + ("" if op.destroy_map else ".copy()")]
     entries = op.idx_list

@@ -35,8 +35,9 @@ def _matmul(op: MatMul, node: NodeInfo, module: ModuleBuilder) -> list[str]:
             mismatches.append(f"{sources[1]}.shape[{axis}] != {lengths[-1]}")
     lines = [
         f"if {' or '.join(mismatches)}:",
-        "    raise ValueError('MatMul: contracted axes differ in length, or batch axes do not "
-        "match (broadcasting needs a static length of 1)')",
+        f"    raise ValueError('MatMul of {node.label(0)} and {node.label(1)}: the contracted "
+        "axes differ in length, or the batch axes do not match (broadcasting needs a static "
+        f"length of 1); the shapes are {{}} and {{}}', {x}.shape, {y}.shape)",
     ]
     if blas:  # BLAS takes operands of the output dtype
         if x_type.dtype != output_type.dtype:

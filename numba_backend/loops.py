@@ -37,8 +37,10 @@ def loop_lengths(node: NodeInfo) -> tuple[list[str], list[str]]:
         for other in sources[1:]:
             lines += [
                 f"if {node.inputs[other]}.shape[{axis}] != {prefix}n{axis}:",
-                f"    raise ValueError('elementwise inputs {sources[0]} and {other} differ in "
-                f"length along axis {axis} (broadcasting needs a static length of 1)')",
+                f"    raise ValueError('elementwise inputs {node.label(sources[0])} and "
+                f"{node.label(other)} differ in length along axis {axis}: {{}} and {{}} "
+                f"(broadcasting needs a static length of 1)', {prefix}n{axis}, "
+                f"{node.inputs[other]}.shape[{axis}])",
             ]
     return lines, lengths
 

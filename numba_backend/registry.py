@@ -34,6 +34,14 @@ class NodeInfo:
     prefix: str
     """Unique per node: prefix for local names in inlined code, since numba needs one type
     per variable name within a function."""
+    input_labels: tuple[str, ...] = ()
+    """How run-time errors name each input: the user's name of a graph input, or what
+    computed it."""
+
+    def label(self, k: int) -> str:
+        """Input k as an error message names it (escaped for a single-quoted literal)."""
+        text = self.input_labels[k] if k < len(self.input_labels) else f"input {k}"
+        return text.replace("\\", "/").replace("'", "").replace("{", "(").replace("}", ")")
 
 
 class ModuleBuilder:

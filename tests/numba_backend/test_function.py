@@ -373,3 +373,16 @@ def test_float16_intermediates_of_fused_loops_are_refused_clearly() -> None:
     small = pt.vector("small", dtype="int8")  # exp of int8 computes in float16
     with pytest.raises(TypeError, match="float16 on the CPU: .*inside a fused or inner graph"):
         function([small], pt.cast(pt.exp(small), "float64"))
+
+
+def test_run_time_errors_name_the_inputs_and_the_lengths_seen() -> None:
+    x, y = pt.vector("x"), pt.vector("y")
+    with pytest.raises(ValueError, match=r"elementwise inputs x \(float64\(\?,\)\) and y "
+                                         r"\(float64\(\?,\)\) differ in length along axis 0: 3 and 4"):
+        function([x, y], pt.exp(x) + y)(np.ones(3), np.ones(4))
+    a, b = pt.matrix("a"), pt.matrix("b")
+    with pytest.raises(ValueError, match=r"MatMul of a .* and b .*the shapes are \(2, 3\) and \(4, 5\)"):
+        function([a, b], a @ b)(np.ones((2, 3)), np.ones((4, 5)))
+    i = pt.scalar("i", dtype="int64")
+    with pytest.raises(IndexError, match=r"index 7 is out of bounds for axis 0 of x .* length 3"):
+        function([x, i], x[i])(np.ones(3), 7)
