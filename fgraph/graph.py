@@ -22,6 +22,7 @@ from types import MappingProxyType
 import attrs
 
 from fgraph.errors import MissingInputError, ShapeError
+from fgraph.frozen import Frozen
 from fgraph.node import Apply
 from fgraph.serialize import FlatGraph, flatten, unflatten
 from fgraph.traverse import rebuild, toposort
@@ -31,7 +32,7 @@ Clients = Mapping[Variable, tuple[tuple[Apply, int], ...]]
 
 
 @attrs.frozen(init=False, eq=False, repr=False, weakref_slot=True)
-class Graph:
+class Graph(Frozen):
     """Inputs, outputs and the deterministic toposort of the nodes between them."""
 
     keyed_by_equality: ClassVar[bool] = True  # canonical-form equality is exact

@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 import attrs
 import numpy as np
 
+from fgraph.frozen import Frozen
 from fgraph.intern import InternedMeta, InternTable, exact_key
 from fgraph.op import Op
 from fgraph.types import TensorType
@@ -54,7 +55,7 @@ class _ApplyMeta(InternedMeta):
 
 
 @attrs.frozen(eq=False, repr=False, weakref_slot=True)
-class Apply(metaclass=_ApplyMeta):
+class Apply(Frozen, metaclass=_ApplyMeta):
     """An op applied to inputs. `position` is 0 except in position-aware graphs, where it
     keeps structurally identical nodes (say two buffers two inplace ops destroy) apart."""
 

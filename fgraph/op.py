@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import attrs
 import numpy as np
 
+from fgraph.frozen import Frozen
 from fgraph.types import TensorType
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 Array = np.ndarray[Any, np.dtype[Any]]
 
 
-class Op:
+class Op(Frozen):
     """Base of all ops. Subclasses are `@attrs.frozen` classes: fields are parameters,
     equality and hashing are by fields, so equal parameters mean the same op."""
 

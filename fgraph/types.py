@@ -15,6 +15,7 @@ import numpy.typing as npt
 
 from fgraph.dtypes import as_dtype, can_cast_safely
 from fgraph.errors import DTypeError, ShapeError
+from fgraph.frozen import Frozen
 
 Shape = tuple[int | None, ...]
 
@@ -39,7 +40,7 @@ def _as_shape(shape: Iterable[int | None]) -> Shape:
 
 
 @attrs.frozen(cache_hash=True)
-class TensorType:
+class TensorType(Frozen):
     """A dense array type: `dtype` is a canonical NumPy name, `shape` has None for unknown."""
 
     dtype: str = attrs.field(converter=as_dtype)

@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from fgraph.dtypes import as_dtype
+from fgraph.frozen import Frozen
 from fgraph.intern import InternedMeta, InternTable
 from fgraph.operators import Axis, TensorLike, api
 from fgraph.types import Shape, TensorType, format_shape
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 ReadOnlyArray = np.ndarray[Any, np.dtype[Any]]
 
 
-class Variable:
+class Variable(Frozen):
     """Base of every graph value. Subclasses are frozen attrs classes."""
 
     keyed_by_equality: ClassVar[bool] = True  # identity or interned: `==` is exact

@@ -53,9 +53,12 @@ def frozen_objects() -> list[tuple[object, str]]:
 )
 def test_assigning_a_field_raises(target: object, field: str) -> None:
     before = getattr(target, field)
-    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+    name = type(target).__name__
+    with pytest.raises(attrs.exceptions.FrozenInstanceError,
+                       match=f"{name} is frozen: cannot set '{field}'"):
         setattr(target, field, None)
-    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+    with pytest.raises(attrs.exceptions.FrozenInstanceError,
+                       match=f"{name} is frozen: cannot delete '{field}'"):
         delattr(target, field)
     assert getattr(target, field) is before
 
