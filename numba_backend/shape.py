@@ -69,7 +69,18 @@ def _reshape(op: Reshape, node: NodeInfo, module: ModuleBuilder) -> list[str]:
             "    raise ValueError('Reshape: shape entries must be non-negative or -1')",
         ]
     shape = shape_tuple(target, op.target)
-    lines.append(f"{node.outputs[0]} = np.ascontiguousarray({source}).reshape({shape})")
+    p = node.prefix
+    entries = [f"{target}[{k}]" if n is None else str(n) for k, n in enumerate(op.target)]
+    lines += [f"{p}known = 1", f"{p}free = 0"]
+    for entry in entries:
+        lines += [f"if {entry} == -1:", f"    {p}free += 1", "else:", f"    {p}known *= {entry}"]
+    lines += [
+        f"if ({p}free == 0 and {p}known != {source}.size) or ({p}free == 1 and "
+        f"({p}known == 0 or {source}.size % {p}known != 0)):",
+        f"    raise ValueError('cannot reshape {node.label(0)}, of {{}} elements, into shape "
+        f"{{}}', {source}.size, {shape})",
+        f"{node.outputs[0]} = np.ascontiguousarray({source}).reshape({shape})",
+    ]
     return lines
 
 

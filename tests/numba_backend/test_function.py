@@ -386,3 +386,11 @@ def test_run_time_errors_name_the_inputs_and_the_lengths_seen() -> None:
     i = pt.scalar("i", dtype="int64")
     with pytest.raises(IndexError, match=r"index 7 is out of bounds for axis 0 of x .* length 3"):
         function([x, i], x[i])(np.ones(3), 7)
+
+
+def test_reshape_errors_name_the_input_and_the_sizes() -> None:
+    x, rows = pt.vector("x"), pt.scalar("rows", dtype="int64")
+    with pytest.raises(ValueError, match=r"cannot reshape x \(float64\(\?,\)\), of 5 elements, "
+                                         r"into shape \(2, -1\)"):
+        function([x, rows], pt.reshape(x, (rows, -1)))(np.ones(5), 2)
+    assert function([x, rows], pt.reshape(x, (rows, -1)))(np.ones(6), 2).shape == (2, 3)

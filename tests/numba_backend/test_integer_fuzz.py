@@ -32,21 +32,22 @@ def edge_values(dtype: str, size: int) -> Any:
 @settings(max_examples=12)
 @given(
     dtype=st.sampled_from(["int8", "int16", "int32", "int64"]),
+    other=st.sampled_from(["int8", "int16", "int32", "int64"]),
     plan=st.lists(st.tuples(st.integers(0, len(BINARY) - 1), st.integers(0, len(UNARY) - 1),
                             st.booleans()), min_size=1, max_size=4),
     parallel=st.booleans(),
     shift=st.integers(0, 7),
 )
 def test_integer_edges_compile_to_the_reference(
-    dtype: str, plan: list[tuple[int, int, bool]], parallel: bool, shift: int
+    dtype: str, other: str, plan: list[tuple[int, int, bool]], parallel: bool, shift: int
 ) -> None:
-    a, b = pt.vector("a", dtype=dtype), pt.vector("b", dtype=dtype)
+    a, b = pt.vector("a", dtype=dtype), pt.vector("b", dtype=other)  # mixed: promoted
     value: Variable = a
     for binary, unary, swap in plan:
         value = BINARY[binary](b, value) if swap else BINARY[binary](value, b)
         value = UNARY[unary](value)
     size = PARALLEL_MIN_SIZE + 3 if parallel else 40
-    values = [edge_values(dtype, size), np.roll(edge_values(dtype, size), shift)]
+    values = [edge_values(dtype, size), np.roll(edge_values(other, size), shift)]
     with np.errstate(all="ignore"):
         (expected,) = evaluate([value], dict(zip([a, b], values)))
     got = function([a, b], value, parallel=parallel)(*values)
