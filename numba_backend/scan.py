@@ -103,7 +103,10 @@ def _scan(op: Scan, node: NodeInfo, module: ModuleBuilder) -> list[str]:
         with sequential_code():
             loop += _scalar_block(body, names, module, f"{p}b_")
     else:
-        loop += emit_block(body, names, module, f"{p}b_")
+        block = emit_block(body, names, module, f"{p}b_")
+        preallocated, block = _reuse_buffers(body, nc, names, block, step, f"{p}u")
+        lines += preallocated
+        loop += block
     results = [names[output] for output in body.outputs]
     row = step if op.reverse else f"{step} + 1"
     for name, k in zip(trace_names, traced):
@@ -143,6 +146,56 @@ def _scan(op: Scan, node: NodeInfo, module: ModuleBuilder) -> list[str]:
         out = next(outputs)
         lines += [f"{out} = new_array((), np.int64)", f"{out}[()] = {p}done"]
     return lines
+
+
+def _reuse_buffers(
+    body: Graph, n_carries: int, names: dict[Variable, str], block: list[str], step: str,
+    prefix: str,
+) -> tuple[list[str], list[str]]:
+    """Buffers of static shape allocated once, before the loop, instead of every step.
+
+    A value computed inside a step and dead at its end reuses one buffer. A buffer that
+    a next carry is (or views) is still read during the next step, so it alternates
+    between two buffers by the step's parity (two-slot state). Traces copy their rows
+    out, and final values are copied, so no buffer escapes the loop."""
+    carried: set[Variable] = set()
+    for output in body.outputs[:n_carries]:
+        carried |= _roots(output)
+    allocations = {line.split(" = ", 1)[0]: line for line in block if " = new_array(" in line
+                   and not line.startswith(" ")}
+    before: list[str] = []
+    replaced: dict[str, str] = {}
+    for node in body.nodes:
+        for output in node.outputs:
+            name = names.get(output)
+            if name not in allocations or not output.type.is_fully_static or not output.ndim:
+                continue
+            shape = "(" + "".join(f"{n}, " for n in output.type.shape) + ")"
+            dtype = dtype_expression(output.dtype)
+            number = len(replaced)
+            if output in carried:
+                first, second = f"{prefix}{number}a", f"{prefix}{number}b"
+                before += [f"{first} = new_array({shape}, {dtype})",
+                           f"{second} = new_array({shape}, {dtype})"]
+                replaced[allocations[name]] = f"{name} = {first} if {step} % 2 == 0 else {second}"
+            else:
+                before.append(f"{name} = new_array({shape}, {dtype})")
+                replaced[allocations[name]] = ""
+    kept = [replaced.get(line, line) for line in block]
+    return before, [line for line in kept if line]
+
+
+def _roots(variable: Variable) -> set[Variable]:
+    """The variables whose buffers `variable` may be (itself, or what it views)."""
+    found: set[Variable] = set()
+    pending = [variable]
+    while pending:
+        current = pending.pop()
+        found.add(current)
+        node = current.owner
+        if node is not None:
+            pending.extend(node.inputs[i] for o, i in node.op.view_map if o == current.index)
+    return found
 
 
 def _step_checks(op: Scan, p: str, sequences: tuple[str, ...]) -> list[str]:

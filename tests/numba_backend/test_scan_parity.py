@@ -176,3 +176,32 @@ def test_random_loops_compile_to_the_reference(
     for g, e in zip(got, expected):
         assert g.shape == e.shape
         np.testing.assert_allclose(g, e, rtol=1e-9, atol=1e-12)
+
+
+def test_an_array_body_of_static_shapes_allocates_nothing_per_step() -> None:
+    """Buffers are allocated before the loop; the one a carry lives in alternates between
+    two (the next step still reads it), the others are reused."""
+    xs = pt.matrix("xs", shape=(None, 3))
+    w, u = pt.matrix("w", shape=(4, 4)), pt.matrix("u", shape=(4, 3))
+    h0 = pt.vector("h0", shape=(4,))
+    hs = pt.scan(lambda x, h, w, u: pt.tanh(w @ h + u @ x) * 0.5 + h[::-1] * 0.25,
+                 sequences=[xs], outputs_info=[h0], non_sequences=[w, u])
+    loss = (hs**2).sum()
+    outputs = [hs, loss, pt.grad(loss, w)]
+    f = function([xs, w, u, h0], outputs)
+    lines = f.source.splitlines()
+    headers = [k for k, line in enumerate(lines) if line.startswith("    for ")
+               and "_s in range(" in line]
+    assert len(headers) == 2  # the forward loop and the gradient's backward loop
+    for header in headers:
+        body = []
+        for line in lines[header + 1 :]:
+            if not line.startswith("        "):
+                break
+            body.append(line)
+        assert body and not any("new_array" in line for line in body), "\n".join(body)
+    rng = np.random.default_rng(4)
+    values = [rng.normal(size=(9, 3)), rng.normal(size=(4, 4)) * 0.5, rng.normal(size=(4, 3)),
+              rng.normal(size=4)]
+    for got, want in zip(f(*values), evaluate(outputs, dict(zip([xs, w, u, h0], values)))):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
