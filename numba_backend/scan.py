@@ -76,8 +76,10 @@ def _scan(op: Scan, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     trace_names = [f"{p}t{k}" for k in traced]
     # A carry's trace: n + 1 rows, the initial value at row 0 (at row n when reversed).
     initial_row = f"{p}n" if op.reverse else "0"
+    # A trace keeping a window of w rows is a ring of w slots (see `_window_rows`).
     for name, k in zip(trace_names, traced):
-        shape = f"({p}n + 1,)" + ("" if carry_types[k].ndim == 0 else f" + {carries[k]}.shape")
+        slots = str(op.window(k)) if op.window(k) else f"{p}n + 1"
+        shape = f"({slots},)" + ("" if carry_types[k].ndim == 0 else f" + {carries[k]}.shape")
         lines.append(f"{name} = new_array({shape}, {dtype_expression(carry_types[k].dtype)})")
         lines += _write_row(name, initial_row, carries[k], carry_types[k], scalar, f"{p}q")
     ys_types = op.ys_types
@@ -110,7 +112,8 @@ def _scan(op: Scan, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     results = [names[output] for output in body.outputs]
     row = step if op.reverse else f"{step} + 1"
     for name, k in zip(trace_names, traced):
-        loop += _write_row(name, row, results[k], carry_types[k], scalar, f"{p}q")
+        slot = f"({row}) % {op.window(k)}" if op.window(k) else row
+        loop += _write_row(name, slot, results[k], carry_types[k], scalar, f"{p}q")
     for y, (name, ys_type) in enumerate(zip(ys_names, ys_types)):
         value = results[nc + y]
         if ys_type.ndim and not ys_type.is_fully_static:
@@ -138,8 +141,11 @@ def _scan(op: Scan, node: NodeInfo, module: ModuleBuilder) -> list[str]:
                       f"{out}[()] = {carries[k]}"]
         else:
             lines.append(f"{out} = {carries[k]}.copy()")
-    for name in trace_names:
-        lines.append(f"{next(outputs)} = {_executed_rows(op, name, p, boundary=True)}")
+    for name, k in zip(trace_names, traced):
+        if op.window(k):
+            lines += _window_rows(next(outputs), name, op.window(k), carry_types[k], p)
+        else:
+            lines.append(f"{next(outputs)} = {_executed_rows(op, name, p, boundary=True)}")
     for name in ys_names:
         lines.append(f"{next(outputs)} = {_executed_rows(op, name, p, boundary=False)}")
     if op.while_loop:
@@ -243,6 +249,19 @@ def _empty_shape(row: TensorType, p: str) -> str:
     if row.is_fully_static:
         return "(" + "".join(f"{length}, " for length in (f"{p}n", *row.shape)) + ")"
     return "(" + "".join(f"{length or 0}, " for length in (0, *row.shape)) + ")"
+
+
+def _window_rows(out: str, ring: str, window: int, row_type: TensorType, p: str) -> list[str]:
+    """The last min(n + 1, window) boundary rows, in order, out of the ring of `window`
+    slots where step t wrote slot (t + 1) % window (the initial value: slot 0)."""
+    rows = f"{p}w{ring}"
+    shape = f"({rows},)" + ("" if row_type.ndim == 0 else f" + {ring}.shape[1:]")
+    lines = [f"{rows} = min({p}n + 1, {window})",
+             f"{out} = new_array({shape}, {dtype_expression(row_type.dtype)})",
+             f"for {p}i in range({rows}):"]
+    source = f"{ring}[({p}n + 1 - {rows} + {p}i) % {window}]"
+    lines += [f"    {line}" for line in _write_row(out, f"{p}i", source, row_type, True, f"{p}k")]
+    return lines
 
 
 def _executed_rows(op: Scan, name: str, p: str, boundary: bool) -> str:

@@ -48,6 +48,7 @@ def closed_scan(
     reverse: bool,
     while_loop: bool,
     length: int | None,
+    windows: tuple[int, ...] = (),
 ) -> Scan:
     """The `Scan` whose body computes `outputs` from the given inputs, renamed to params."""
     inputs = (*carries, *sequences, *non_sequences)
@@ -61,6 +62,7 @@ def closed_scan(
         reverse=reverse,
         while_loop=while_loop,
         length=length,
+        windows=windows,
     )
 
 
@@ -100,7 +102,7 @@ def scan_pullback(
     if all(c is None for c in (*final_cotangents, *trace_cotangents.values(), *ys_cotangents)):
         return (None,) * len(inputs)
 
-    full_op = attrs.evolve(op, traced=(True,) * n_carries)
+    full_op = attrs.evolve(op, traced=(True,) * n_carries, windows=())
     full = full_op.apply(*inputs)
     traces = [full[full_op.output_index("trace", k)] for k in range(n_carries)]
     executed = full[full_op.output_index("executed", 0)] if op.while_loop else n_steps
@@ -371,6 +373,9 @@ def scan_pushforward(
         reverse=op.reverse,
         while_loop=op.while_loop,
         length=op.length,
+        windows=(
+            (*op.windows, *(op.windows[k] for k in differentiable_carries)) if op.windows else ()
+        ),
     )
     start_tangents = [
         zeros_like(initials[k]) if initial_tangents[k] is None else _given(initial_tangents[k])

@@ -70,6 +70,10 @@ class Scan(Op):
     length: int | None = None
     """The step count when it is known statically (the traces' static length); checked
     against `n_steps` at run time. Never set for while-loops."""
+    windows: tuple[int, ...] = ()
+    """Per carry, how many of its trace's last rows the trace keeps (0: all). Empty: all
+    of every trace. A forward for-loop whose trace is read only near its end keeps a
+    window of k rows (k slots of memory, not n + 1)."""
 
     def __attrs_post_init__(self) -> None:
         inner = self.inner_graph
@@ -94,6 +98,14 @@ class Scan(Op):
                 raise TypeError(f"Scan: the stop condition must be a bool scalar, got {stop}")
         if self.length is not None and (self.while_loop or self.length < 0):
             raise ValueError(f"Scan: a static length ({self.length}) needs a for-loop of >= 0 steps")
+        if self.windows:
+            if len(self.windows) != self.n_carries or any(
+                w < 0 or (w and not keep) for w, keep in zip(self.windows, self.traced)
+            ):
+                raise ValueError(f"Scan: windows {self.windows} must give each traced carry 0 "
+                                 "(all rows) or a positive count")
+            if any(self.windows) and (self.reverse or self.while_loop):
+                raise ValueError("Scan: trace windows are for forward for-loops")
         if self.truncate_gradient == 0 or self.truncate_gradient < -1:
             raise ValueError(
                 f"Scan: truncate_gradient must be -1 (all steps) or positive, got "
@@ -123,6 +135,10 @@ class Scan(Op):
     def traced_carries(self) -> tuple[int, ...]:
         """Indices of the carries whose trace is an output, in output order."""
         return tuple(k for k, keep in enumerate(self.traced) if keep)
+
+    def window(self, carry: int) -> int:
+        """How many last rows carry `carry`'s trace keeps (0: all)."""
+        return self.windows[carry] if self.windows else 0
 
     def output_index(self, kind: str, number: int) -> int:
         """Position among the outer outputs of carry `number`'s final value ("final") or
@@ -158,7 +174,11 @@ class Scan(Op):
         carries = self.carry_types
         outputs = [*carries]
         boundaries = None if self.length is None else self.length + 1
-        outputs += [_traced(carries[k], boundaries) for k in self.traced_carries]
+        outputs += [
+            _traced(carries[k], boundaries if not self.window(k) or boundaries is None
+                    else min(boundaries, self.window(k)))
+            for k in self.traced_carries
+        ]
         outputs += [_traced(t, self.length) for t in self.ys_types]
         if self.while_loop:
             outputs.append(TensorType("int64", ()))
@@ -200,7 +220,9 @@ class Scan(Op):
         carry_types = self.carry_types
         results: list[Array] = list(carries)
         results += [
-            _stack([initials[k], *trace], carry_types[k], carries[k].shape, self.reverse)
+            _stack([initials[k], *trace], carry_types[k], carries[k].shape, self.reverse)[
+                -self.window(k) if self.window(k) else 0 :
+            ]
             for trace, k in zip(traces, self.traced_carries)
         ]
         results += [_stack(trace, t, None, self.reverse) for trace, t in zip(ys, self.ys_types)]
@@ -235,6 +257,8 @@ class Scan(Op):
         flags += ["reverse"] * self.reverse + ["while"] * self.while_loop
         if self.length is not None:
             flags.append(f"length={self.length}")
+        if any(self.windows):
+            flags.append("windows=" + ",".join(str(w) for w in self.windows))
         if self.truncate_gradient != -1:
             flags.append(f"truncate={self.truncate_gradient}")
         return f"Scan{{{', '.join(flags)}}}"

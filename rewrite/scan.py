@@ -28,6 +28,8 @@ one costs a single walk over its nodes.
   (a sum of outer products is one matrix product).
 - `push_out_sequence_work`: body work reading sequences but no carry runs once over the
   whole sequences (elementwise ops, shuffles, matrix products become batched products).
+- `keep_last_rows`: a carry's trace read only in its last k rows (k <= WINDOW_MAX) keeps a
+  window of k slots, not n + 1 rows.
 - `unroll`: a loop of at most `UNROLL_MAX_STEPS` constant steps whose body has at most
   `UNROLL_MAX_NODES` nodes in all copies becomes straight-line code, which the rest of the
   pipeline simplifies and fuses (the seed's second derivative becomes one expression).
@@ -65,6 +67,8 @@ UNROLL_MAX_STEPS = 8
 """Loops of more constant steps stay loops: unrolling pays when the copies simplify
 together (a short recurrence and its derivatives fold into one fused expression), not for
 long loops, whose straight-line code would only cost compile time."""
+WINDOW_MAX = 8
+"""Largest trace window `keep_last_rows` makes (reads further back keep the whole trace)."""
 UNROLL_MAX_NODES = 256
 """Largest unrolled body (steps x body nodes): numba's compile time grows steeply with the
 size of a function."""
@@ -172,9 +176,18 @@ def _new_loop(
     n_sequences: int,
     traced: tuple[bool, ...],
     outer: Sequence[Variable],
+    kept_carries: Sequence[int] | None = None,
 ) -> tuple[Scan, tuple[Variable, ...]]:
-    op = attrs.evolve(parts.op, inner_graph=body, n_carries=n_carries, n_sequences=n_sequences,
-                      traced=traced)
+    """The loop with a new body and outer inputs; `kept_carries` says which old carries
+    the new ones are (all, in order, by default), to keep their trace windows."""
+    old = parts.op
+    windows = old.windows
+    if windows and kept_carries is not None:
+        windows = tuple(old.window(k) for k in kept_carries)
+    if windows:
+        windows = tuple(w if keep else 0 for w, keep in zip(windows, traced))
+    op = attrs.evolve(old, inner_graph=body, n_carries=n_carries, n_sequences=n_sequences,
+                      traced=traced, windows=windows)
     return op, op.apply(parts.n_steps, *outer)
 
 
@@ -205,10 +218,12 @@ def final_instead_of_last_row(node: Apply, graph: Graph) -> Replacements | None:
             if not first_trace <= output < first_trace + len(traced):
                 return None
             carry = traced[output - first_trace]
-            rows = op.length + 1
+            rows = op.length + 1 if not op.window(carry) else min(op.length + 1, op.window(carry))
             if not -rows <= row < rows:
                 return None
-            last, initial = (0, op.length) if op.reverse else (op.length, 0)
+            last, initial = (0, rows - 1) if op.reverse else (rows - 1, 0)
+            if rows != op.length + 1:
+                initial = -1  # a window may not hold the initial value
             if row % rows == last:
                 return {node.out: loop.outputs[carry]}
             if row % rows == initial:
@@ -283,6 +298,7 @@ def remove_unused(node: Apply, graph: Graph) -> Replacements | None:
             *(parts.sequences[s] for s in kept_sequences),
             *(parts.non_sequences[j] for j in kept_non_sequences),
         ],
+        kept_carries,
     )
     replacements: Replacements = {}
     for number, k in enumerate(kept_carries):
@@ -598,6 +614,7 @@ def accumulate_outside(node: Apply, graph: Graph) -> Replacements | None:
         ns,
         tuple(op.traced[k] for k in kept),
         [*(parts.initials[k] for k in kept), *parts.sequences, *parts.non_sequences],
+        kept,
     )
     steps = parts.n_steps
 
@@ -686,7 +703,7 @@ def shorten_to_read_prefix(node: Apply, graph: Graph) -> Replacements | None:
     """A forward loop of static length whose outputs are only read as rows of a prefix of
     its traces (`trace[2]`, `trace[:5]`) runs only the steps that write that prefix."""
     op = _scan_op(node)
-    if op.reverse or op.while_loop or op.length is None:
+    if op.reverse or op.while_loop or op.length is None or any(op.windows):
         return None
     needed = 0
     for number, output in enumerate(node.outputs):
@@ -735,6 +752,87 @@ def _prefix_read(reader: Apply) -> int | None:
     return None
 
 
+def keep_last_rows(node: Apply, graph: Graph) -> Replacements | None:
+    """A carry's trace read only in rows near its end (`trace[-2]`, `trace[n - 1]`) keeps
+    just those last rows: a window of k slots instead of n + 1 rows (forward for-loops,
+    k <= WINDOW_MAX). The readers read the same rows of the window."""
+    op = _scan_op(node)
+    if op.reverse or op.while_loop:
+        return None
+    windows = [op.window(k) for k in range(op.n_carries)]
+    planned: dict[int, int] = {}
+    for k in op.traced_carries:
+        output = node.outputs[op.output_index("trace", k)]
+        readers = graph.clients.get(output, ())
+        if windows[k] or not readers or output in graph.outputs:
+            continue
+        rows = None if op.length is None else op.length + 1
+        need = 0
+        for reader, _ in _row_readers(readers, graph):
+            row = _single_row(reader)
+            if row is None or (rows is None and row >= 0) or (
+                rows is not None and not -rows <= row < rows
+            ):
+                break
+            need = max(need, -row if rows is None else rows - row % rows)
+        else:
+            if 0 < need <= WINDOW_MAX and (rows is None or need < rows):
+                planned[k] = need
+    if not planned:
+        return None
+    for k, need in planned.items():
+        windows[k] = need
+    new_op = attrs.evolve(op, windows=tuple(windows))
+    outputs = new_op.apply(*node.inputs)
+    replacements: Replacements = {}
+    for old, new in zip(node.outputs, outputs):
+        if not _is_read(old, graph):
+            continue
+        carry = op.traced_carries[old.index - op.n_carries] if (
+            op.n_carries <= old.index < op.n_carries + len(op.traced_carries)
+        ) else None
+        if carry not in planned:
+            replacements[old] = new
+            continue
+        assert carry is not None
+        for reader, _ in _row_readers(graph.clients.get(old, ()), graph):
+            row = _single_row(reader)
+            assert row is not None
+            if op.length is not None:  # the same row, counted from the window's start
+                row = row % (op.length + 1) - (op.length + 1 - planned[carry])
+            replacements[reader.out] = Subtensor((row,))(new)
+    return replacements
+
+
+def _row_readers(
+    readers: Sequence[tuple[Apply, int]], graph: Graph
+) -> list[tuple[Apply, int]]:
+    """The readers of a trace, looking through `trace[1:]` (the rows `scan` returns) to
+    what reads it, when only negative single rows do: `trace[1:][-j]` is `trace[-j]`."""
+    found: list[tuple[Apply, int]] = []
+    for reader, slot in readers:
+        view = reader.op if isinstance(reader.op, Subtensor) else None
+        if view is not None and view.idx_list == (Slice(1, None),) and len(reader.inputs) == 1:
+            inner = graph.clients.get(reader.out, ())
+            rows = [_single_row(r) for r, _ in inner]
+            if inner and reader.out not in graph.outputs and all(
+                row is not None and row < 0 for row in rows
+            ):
+                found.extend(inner)
+                continue
+        found.append((reader, slot))
+    return found
+
+
+def _single_row(reader: Apply) -> int | None:
+    """The row a reader of a trace takes, when it is `trace[i]` with a static int."""
+    if isinstance(reader.op, Subtensor) and len(reader.inputs) == 1:
+        match reader.op.idx_list:
+            case (int(row),):
+                return row
+    return None
+
+
 def unroll(node: Apply, graph: Graph) -> Replacements | None:
     """A short loop of constant length as straight-line code (see UNROLL_MAX_*)."""
     parts = _parts(node)
@@ -762,7 +860,10 @@ def unroll(node: Apply, graph: Graph) -> Replacements | None:
     for k in op.traced_carries:
         rows = [v[k] for v in by_step]
         boundaries = [*rows, parts.initials[k]] if op.reverse else [parts.initials[k], *rows]
-        replacements[node.outputs[op.output_index("trace", k)]] = stack(boundaries)
+        window = op.window(k)
+        replacements[node.outputs[op.output_index("trace", k)]] = stack(
+            boundaries[-window:] if window else boundaries
+        )
     for y in range(op.n_ys):
         replacements[node.outputs[op.output_index("ys", y)]] = stack(
             [v[nc + y] for v in by_step]
@@ -791,7 +892,7 @@ def merge_traced_variants(loops: Sequence[Apply], graph: Graph) -> Replacements 
         op = node.op
         if not isinstance(op, Scan):
             continue
-        key = (attrs.evolve(op, traced=(False,) * op.n_carries), node.inputs)
+        key = (attrs.evolve(op, traced=(False,) * op.n_carries, windows=()), node.inputs)
         groups.setdefault(key, []).append(node)
     for (untraced, inputs), members in groups.items():
         if len(members) < 2:
@@ -807,9 +908,11 @@ def merge_traced_variants(loops: Sequence[Apply], graph: Graph) -> Replacements 
             for k in range(op.n_carries):
                 replacements[member.outputs[k]] = merged[k]
             for k in op.traced_carries:
-                replacements[member.outputs[op.output_index("trace", k)]] = merged[
-                    merged_op.output_index("trace", k)
-                ]
+                trace = merged[merged_op.output_index("trace", k)]
+                window = op.window(k)  # a window is the last rows of the whole trace
+                replacements[member.outputs[op.output_index("trace", k)]] = (
+                    trace[-window:] if window else trace
+                )
             for y in range(op.n_ys):
                 replacements[member.outputs[op.output_index("ys", y)]] = merged[
                     merged_op.output_index("ys", y)
@@ -864,7 +967,12 @@ def _merged(first: Apply, second: Apply) -> Replacements:
         *outputs_a[: a.n_carries], *outputs_b[: b.n_carries],
         *outputs_a[a.n_carries :], *outputs_b[b.n_carries :],
     ])
-    op = attrs.evolve(a, inner_graph=body, n_carries=a.n_carries + b.n_carries,
+    windows: tuple[int, ...] = ()
+    if a.windows or b.windows:
+        windows = tuple(a.window(k) for k in range(a.n_carries)) + tuple(
+            b.window(k) for k in range(b.n_carries)
+        )
+    op = attrs.evolve(a, inner_graph=body, n_carries=a.n_carries + b.n_carries, windows=windows,
                       n_sequences=a.n_sequences + b.n_sequences, traced=a.traced + b.traced)
     merged = op.apply(
         pa.n_steps, *pa.initials, *pb.initials, *pa.sequences, *pb.sequences,
@@ -904,6 +1012,7 @@ NODE_TRANSFORMS: tuple[Transform, ...] = (
     accumulate_outside,
     push_out_sequence_work,
     shorten_to_read_prefix,
+    keep_last_rows,
     unroll,
 )
 READER_TRANSFORMS: tuple[Transform, ...] = (final_instead_of_last_row,)

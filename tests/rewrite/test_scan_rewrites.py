@@ -16,9 +16,11 @@ from fgraph import Apply, Constant, Graph, Input, TensorType, Variable, check_gr
 from fgraph import evaluate
 from ops.join import Concatenate, split
 from ops.scan_op import Scan
+from numba_backend import function
 from rewrite import optimize
 from rewrite.scan import (
     accumulate_outside,
+    keep_last_rows,
     final_instead_of_last_row,
     inline_constants,
     merge_independent_loops,
@@ -266,6 +268,24 @@ def test_reads_of_a_prefix_shorten_the_loop() -> None:
     same_values(graph, rewritten, [0.3])
     last = optimize(Graph([x0], [trace[3], trace[-1]]), "fast_compile")
     assert shorten_to_read_prefix(loops_of(last)[0], last) is None
+
+
+def test_reading_the_last_rows_keeps_a_window_of_them() -> None:
+    x0 = pt.vector("x0", shape=(2,))
+    n = pt.scalar("n", dtype="int64")
+    trace = pt.scan(lambda p: pt.sin(p) * 1.5 + 0.1, outputs_info=[x0], n_steps=n)
+    graph = Graph([x0, n], [trace[-2], trace[-3] * 2])
+    assert keep_last_rows(loops_of(graph)[0], graph)
+    rewritten = optimize(graph, "fast_run")
+    assert only_loop(rewritten).windows == (3,)
+    for steps in (3, 7):
+        values = [np.array([0.3, -0.2]), steps]
+        expected = evaluate(graph.outputs, dict(zip(graph.inputs, values)))
+        for got, want in zip(function([x0, n], list(graph.outputs))(*values), expected):
+            np.testing.assert_allclose(got, want, rtol=1e-12)
+        same_values(graph, rewritten, values)
+    whole = Graph([x0, n], [trace[2]])  # a read from the start needs every row
+    assert keep_last_rows(loops_of(whole)[0], whole) is None
 
 
 def test_merge_independent_loops_over_the_same_steps() -> None:
