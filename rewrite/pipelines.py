@@ -62,7 +62,12 @@ FAST_RUN = Pipeline(
         Fixpoint(
             Pipeline(
                 "loops_and_bodies",
-                (InnerGraphPass(INNER_GRAPHS, skip=(Fused,)), scan_pass, rule_pass(SIMPLIFY)),
+                (
+                    InnerGraphPass(INNER_GRAPHS, skip=(Fused,)),
+                    scan_pass,
+                    # The rule set of the pass before: what it certified is not walked again.
+                    rule_pass(SPECIALIZE_AND_SIMPLIFY),
+                ),
             )
         ),
         fuse_elemwise,
