@@ -14,6 +14,7 @@ defines `abs`, `pow` and `round` like NumPy does, shadowing the builtins.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import attrs
 import numpy as np
@@ -122,6 +123,26 @@ def same_type_candidates(
     return tuple(pairs)
 
 
+class ElementwiseOp(Op):
+    """What `Elemwise` and `Fused` share: a loop that reads each input element before it
+    writes the same output element, so an output may overwrite an input of exactly its
+    type (the inplace rewrite decides which, in `destroy_map`)."""
+
+    __slots__ = ()
+    destroy_map: tuple[tuple[int, int], ...]
+
+    def inplace_candidates(
+        self, input_types: tuple[TensorType, ...], output_types: tuple[TensorType, ...]
+    ) -> tuple[tuple[int, int], ...]:
+        return same_type_candidates(input_types, output_types)
+
+    def with_destroy_map(self, destroy_map: tuple[tuple[int, int], ...]) -> Op:
+        evolve: Any = attrs.evolve
+        updated = evolve(self, destroy_map=destroy_map)
+        assert isinstance(updated, Op)
+        return updated
+
+
 def inplace_suffix(destroy_map: tuple[tuple[int, int], ...]) -> str:
     """How printouts mark an op that overwrites inputs: `{inplace=0}`."""
     if not destroy_map:
@@ -130,7 +151,7 @@ def inplace_suffix(destroy_map: tuple[tuple[int, int], ...]) -> str:
 
 
 @attrs.frozen(cache_hash=True)
-class Elemwise(Op):
+class Elemwise(ElementwiseOp):
     """`scalar_op` applied elementwise to equal-rank inputs with static broadcasting.
 
     Derivatives come from the scalar op's `partials`: the pullback multiplies the output
@@ -141,14 +162,6 @@ class Elemwise(Op):
 
     scalar_op: ScalarOp
     destroy_map: tuple[tuple[int, int], ...] = attrs.field(default=(), converter=as_destroy_map)
-
-    def inplace_candidates(
-        self, input_types: tuple[TensorType, ...], output_types: tuple[TensorType, ...]
-    ) -> tuple[tuple[int, int], ...]:
-        return same_type_candidates(input_types, output_types)
-
-    def with_destroy_map(self, destroy_map: tuple[tuple[int, int], ...]) -> Op:
-        return attrs.evolve(self, destroy_map=destroy_map)
     """Set by the inplace rewrite: ((0, k),) writes the output into input k's buffer."""
 
     def infer(self, *input_types: TensorType) -> tuple[TensorType, ...]:

@@ -14,14 +14,14 @@ from collections.abc import Sequence
 import attrs
 import numpy as np
 
-from fgraph import Graph, Op, Param, ShapeError, TensorType, Variable, broadcast_shapes
+from fgraph import Graph, Param, ShapeError, TensorType, Variable, broadcast_shapes
 from fgraph.dtypes import is_inexact
 from fgraph.op import Array
 from fgraph.variable import Constant
 from ops.elemwise import (
     Elemwise,
+    ElementwiseOp,
     as_destroy_map,
-    same_type_candidates,
     check_static_broadcast,
     elemwise,
     inplace_suffix,
@@ -44,19 +44,11 @@ def _check_scalar_graph(graph: Graph) -> Graph:
 
 
 @attrs.frozen(cache_hash=True)
-class Fused(Op):
+class Fused(ElementwiseOp):
     """Elementwise composition of scalar ops; `inner_graph` is over rank-0 params."""
 
     inner_graph: Graph = attrs.field(validator=lambda _, __, graph: _check_scalar_graph(graph))
     destroy_map: tuple[tuple[int, int], ...] = attrs.field(default=(), converter=as_destroy_map)
-
-    def inplace_candidates(
-        self, input_types: tuple[TensorType, ...], output_types: tuple[TensorType, ...]
-    ) -> tuple[tuple[int, int], ...]:
-        return same_type_candidates(input_types, output_types)
-
-    def with_destroy_map(self, destroy_map: tuple[tuple[int, int], ...]) -> Op:
-        return attrs.evolve(self, destroy_map=destroy_map)
     """Set by the inplace rewrite: (k, j) writes output k into input j's buffer."""
 
     def infer(self, *input_types: TensorType) -> tuple[TensorType, ...]:
