@@ -32,6 +32,7 @@ from ops.elemwise import (
     logical_and,
     logical_or,
     maximum,
+    minimum,
     mul,
     pow,
     sub,
@@ -238,15 +239,9 @@ def diagonal(x: TensorLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> 
     matrices = transpose(variable, [*rest, first, second])
     rows, columns = matrices.shape[-2], matrices.shape[-1]
     start_row, start_column = (0, offset) if offset >= 0 else (-offset, 0)
-    count = maximum(0, _minimum(rows - start_row, columns - start_column))
+    count = maximum(0, minimum(rows - start_row, columns - start_column))
     positions = arange(count)
     return matrices[..., positions + start_row, positions + start_column]
-
-
-def _minimum(a: Variable, b: Variable) -> Variable:
-    from ops.elemwise import minimum
-
-    return minimum(a, b)
 
 
 def trace(x: TensorLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Variable:

@@ -133,10 +133,10 @@ def scan(
     usable sequence, or `n_steps` (the bound of a while-loop); both are checked at run
     time when both are given. Zero steps give empty traces.
     """
-    loop = _build(
+    returned = _build(
         fn, sequences, outputs_info, non_sequences, n_steps, go_backwards, truncate_gradient, True
     )
-    return loop.returned[0] if len(loop.returned) == 1 else loop.returned
+    return returned[0] if len(returned) == 1 else returned
 
 
 @overload
@@ -219,8 +219,8 @@ def reduce(
 ) -> Any:
     """The final values of a scan (the initial values after zero steps); no trace is
     kept. Outputs not fed back give their last step's value."""
-    loop = _build(fn, sequences, outputs_info, non_sequences, n_steps, go_backwards, -1, False)
-    return loop.returned[0] if len(loop.returned) == 1 else loop.returned
+    returned = _build(fn, sequences, outputs_info, non_sequences, n_steps, go_backwards, -1, False)
+    return returned[0] if len(returned) == 1 else returned
 
 
 @overload
@@ -295,11 +295,6 @@ def foldr(
 ) -> Any:
     """`reduce` from the last row to the first."""
     return reduce(fn, sequences, outputs_info, non_sequences, go_backwards=True)
-
-
-@attrs.frozen
-class _Loop:
-    returned: tuple[Variable, ...]
 
 
 def _as_list(value: Any) -> list[Any]:
@@ -383,11 +378,9 @@ def _build(
     go_backwards: bool,
     truncate_gradient: int,
     keep_traces: bool,
-) -> _Loop:
+) -> tuple[Variable, ...]:
     sequences = [_parse_sequence(k, s) for k, s in enumerate(_as_list(sequences_spec))]
-    outputs_list = _as_list(outputs_spec) if isinstance(outputs_spec, (list, tuple)) else (
-        [] if outputs_spec is None else [outputs_spec]
-    )
+    outputs_list = _as_list(outputs_spec)
     outputs = [_parse_output(k, o) for k, o in enumerate(outputs_list)]
     non_sequences = [
         as_tensor(v, name=f"scan: non_sequences[{k}]")
@@ -484,7 +477,7 @@ def _build(
     )
     inner_outputs = [*next_carries, *ys] + ([stop] if stop is not None else [])
     own_inputs = [*carry_inputs, *row_inputs, *non_sequence_inputs]
-    captured, inner_outputs = _close_over(own_inputs, inner_outputs)
+    captured = _close_over(own_inputs, inner_outputs)
     params = [Param(k, v.type) for k, v in enumerate((*own_inputs, *captured))]
     outer_values: list[Variable] = [*own_inputs, *captured]
     replacements: dict[Variable, Variable] = dict(zip(outer_values, params))
@@ -507,7 +500,7 @@ def _build(
         elif not keep_traces and kind == "ys":
             value = value[-1]
         picked.append(value)
-    return _Loop(tuple(picked))
+    return tuple(picked)
 
 
 def _split_returned(returned: Any) -> tuple[list[Variable], Variable | None]:
@@ -566,7 +559,7 @@ def _check_step_value(
 
 def _close_over(
     own_inputs: Sequence[Input], outputs: Sequence[Variable]
-) -> tuple[list[Variable], list[Variable]]:
+) -> list[Variable]:
     """Outer values the body reads: the variables outside the step function's own values
     that a node depending on them reads (or that an output is), in first-use order. Work
     reading only outer values stays outside the loop, computed once."""
@@ -579,7 +572,7 @@ def _close_over(
             seen.add(variable)
             captured.append(variable)
 
-    nodes = [node for node in toposort(outputs)]
+    nodes = toposort(outputs)
     for node in nodes:
         if any(input_ in depends for input_ in node.inputs):
             depends.update(node.outputs)
@@ -589,4 +582,4 @@ def _close_over(
                 capture(input_)
     for output in outputs:
         capture(output)
-    return captured, list(outputs)
+    return captured

@@ -24,10 +24,10 @@ from collections.abc import Sequence
 
 import attrs
 
-from fgraph import Constant, Graph, Input, Param, Variable
+from fgraph import Constant, Graph, Input, Param, TensorType, Variable
 from fgraph.dtypes import is_inexact
 from fgraph.traverse import rebuild
-from ops.elemwise import Elemwise, add, eq, where, zeros_like
+from ops.elemwise import Elemwise, add, eq, minimum, where, zeros_like
 from ops.grad import backpropagate, propagate_tangents, sum_by_variable
 from ops.dimshuffle import DimShuffle
 from ops.scan_op import Scan
@@ -71,7 +71,7 @@ def _fresh(variables: Sequence[Variable], label: str) -> list[Input]:
 
 
 def _rows(variable: Variable, label: str) -> Input:
-    return Input(variable.type.__class__(variable.dtype, variable.type.shape[1:]), label)
+    return Input(TensorType(variable.dtype, variable.type.shape[1:]), label)
 
 
 def scan_pullback(
@@ -109,7 +109,7 @@ def scan_pullback(
     # Trace row i is step `offset + i`: a reversed while-loop ran the top rows.
     offset = n_steps - executed if (op.reverse and op.while_loop) else None
     if op.truncate_gradient > 0:
-        kept = _minimum(executed, op.truncate_gradient)
+        kept = minimum(executed, op.truncate_gradient)
         lo, hi = (None, kept) if op.reverse else (executed - kept, executed)
     else:
         kept, lo, hi = executed, None, None
@@ -275,12 +275,6 @@ def _given(variable: Variable | None) -> Variable:
     if variable is None:
         raise AssertionError("a derivative selected as given is None")
     return variable
-
-
-def _minimum(executed: Variable, bound: int) -> Variable:
-    from ops.elemwise import minimum
-
-    return minimum(executed, bound)
 
 
 def _plus(shift: Variable | None, value: Variable | None) -> Variable | None:
