@@ -20,8 +20,9 @@ one costs a single walk over its nodes.
   become constants of the body (so the body's own rewrites can fold them).
 - `push_out_invariants`: body work that reads only non-sequences and constants runs
   once, before the loop, and enters it as a non-sequence.
-- `vectorize_map`: a loop with no carries whose body is elementwise is that elementwise
-  computation over whole sequences: the loop disappears.
+- `vectorize_map`: a loop with no carries whose per-step outputs all lift to whole
+  sequences (elementwise ops, shuffles, products) is that computation: the loop
+  disappears.
 - `shorten_to_read_prefix`: a forward loop whose traces are only read in a prefix of
   static length runs only the steps that write it.
 - `accumulate_outside`: carries that only sum a per-step term are summed after the loop
@@ -480,25 +481,7 @@ def push_out_sequence_work(node: Apply, graph: Graph) -> Replacements | None:
     nc, ns = op.n_carries, op.n_sequences
     if ns == 0 or _all_scalars(inner):
         return None
-    steps = parts.n_steps
-    whole: dict[Variable, Variable] = {}
-    for param, sequence in zip(inner.inputs[nc : nc + ns], parts.sequences):
-        covered = op.length is not None and sequence.type.shape[0] == op.length
-        whole[param] = sequence if covered else sequence[:steps]
-    carried: set[Variable] = set(inner.inputs[:nc])
-    for inner_node in inner.nodes:
-        reads = inner_node.inputs
-        if any(v in carried for v in reads):
-            carried.update(inner_node.outputs)
-            continue
-        if not any(v in whole for v in reads) or any(
-            v.owner is not None and v not in whole for v in reads
-        ):
-            continue
-        operands = [whole[v] if v in whole else _shared(v, inner, parts) for v in reads]
-        lifted = _lift(inner_node, operands, [v in whole for v in reads])
-        if lifted is not None:
-            whole[inner_node.outputs[0]] = lifted
+    whole, carried = _over_whole_sequences(parts)
     params = set(inner.inputs)
     readers = [v for n in inner.nodes if any(o in carried for o in n.outputs) for v in n.inputs]
     boundary = list(dict.fromkeys(
@@ -674,29 +657,47 @@ def _rows_of(variable: Variable) -> Variable:
 
 
 def vectorize_map(node: Apply, graph: Graph) -> Replacements | None:
-    """A loop with no carries and an elementwise body: the same elementwise computation
-    over the whole sequences (non-sequences broadcast along a new leading axis)."""
+    """A loop with no carries whose every per-step output lifts to whole sequences (see
+    `push_out_sequence_work`) is that computation, done once: the loop disappears."""
     parts = _parts(node)
     op = parts.op
-    inner = op.inner_graph
     if op.n_carries or op.while_loop or op.n_sequences == 0:
         return None
-    if not all(isinstance(n.op, Elemwise) for n in inner.nodes):
+    if not all(t.is_fully_static for t in op.ys_types):  # an empty trace's row shape
         return None
-    sequence_reads = _depends(inner.outputs, inner.inputs[: op.n_sequences])
-    if not all(sequence_reads) or not all(t.is_fully_static for t in op.ys_types):
+    whole, _ = _over_whole_sequences(parts)
+    ys = op.inner_graph.outputs[: op.n_ys]
+    if not all(y in whole for y in ys):
         return None
+    return {node.outputs[op.output_index("ys", k)]: whole[y] for k, y in enumerate(ys)}
+
+
+def _over_whole_sequences(parts: _Parts) -> tuple[dict[Variable, Variable], set[Variable]]:
+    """Body values computed for every step at once: the sequence params as the (first
+    n_steps rows of the) sequences, and, in body order, every value that reads them and
+    no carry and whose op lifts (`_lift`). Also the body values that read a carry."""
+    op = parts.op
+    inner = op.inner_graph
+    nc, ns = op.n_carries, op.n_sequences
     whole: dict[Variable, Variable] = {}
-    for param, sequence in zip(inner.inputs[: op.n_sequences], parts.sequences):
-        known = sequence.type.shape[0]
-        covered = op.length is not None and known == op.length
+    for param, sequence in zip(inner.inputs[nc : nc + ns], parts.sequences):
+        covered = op.length is not None and sequence.type.shape[0] == op.length
         whole[param] = sequence if covered else sequence[: parts.n_steps]
-    for param, value in zip(inner.inputs[op.n_sequences :], parts.non_sequences):
-        whole[param] = expand_dims(value, 0)
-    for constant in {v for n in inner.nodes for v in n.inputs if isinstance(v, Constant)}:
-        whole[constant] = expand_dims(constant, 0)
-    outputs = rebuild(inner.outputs, whole)
-    return {node.outputs[op.output_index("ys", y)]: outputs[y] for y in range(op.n_ys)}
+    carried: set[Variable] = set(inner.inputs[:nc])
+    for inner_node in inner.nodes:
+        reads = inner_node.inputs
+        if any(v in carried for v in reads):
+            carried.update(inner_node.outputs)
+            continue
+        if not any(v in whole for v in reads) or any(
+            v.owner is not None and v not in whole for v in reads
+        ):
+            continue
+        operands = [whole[v] if v in whole else _shared(v, inner, parts) for v in reads]
+        lifted = _lift(inner_node, operands, [v in whole for v in reads])
+        if lifted is not None:
+            whole[inner_node.outputs[0]] = lifted
+    return whole, carried
 
 
 def shorten_to_read_prefix(node: Apply, graph: Graph) -> Replacements | None:
