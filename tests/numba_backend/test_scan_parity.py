@@ -4,7 +4,6 @@ compiled as written (`mode="none"`) and after the loop rewrites (`fast_run`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -17,6 +16,7 @@ from fgraph import Input, TensorType, Variable, evaluate
 from numba_backend import function
 from numba_backend.scan import is_scalar_body, lowered_body
 from ops.scan_op import Scan
+from tests.loop_steps import PLANS, planned_step
 
 Array = np.ndarray[Any, np.dtype[Any]]
 Case = tuple[str, list[Variable], list[Variable], list[Any]]
@@ -140,15 +140,9 @@ def test_a_scalar_recurrence_allocates_nothing_per_step() -> None:
     np.testing.assert_allclose(f(0.3), evaluate([out[-1]], {x0: 0.3})[0], rtol=1e-12)
 
 
-UNARY: tuple[Callable[[Variable], Variable], ...] = (
-    pt.sin, pt.tanh, lambda a: a * a * 0.5, lambda a: pt.exp(a * 0.3),
-)
-
-
 @settings(max_examples=8)
 @given(
-    plan=st.lists(st.tuples(st.integers(0, len(UNARY) - 1), st.integers(0, 2)),
-                  min_size=1, max_size=3),
+    plan=PLANS,
     steps=st.sampled_from([0, 1, 5]),
     static=st.booleans(),
     width=st.sampled_from([None, 2]),
@@ -161,12 +155,7 @@ def test_random_loops_compile_to_the_reference(
     h0 = Input(TensorType("float64", (width,)), "h0")
     w = Input(TensorType("float64", ()), "w")
 
-    def step(x: Variable, h: Variable, w: Variable) -> Variable:
-        value = h
-        for unary, operand in plan:
-            value = UNARY[unary](value) + (x, h, w * h)[operand]
-        return pt.tanh(value)
-
+    step = planned_step(plan)
     hs = pt.scan(step, sequences=[xs], outputs_info=[h0], non_sequences=[w])
     outputs = [hs, pt.grad(hs.sum(), w)]
     rng = np.random.default_rng(steps)

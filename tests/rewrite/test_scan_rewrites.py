@@ -16,6 +16,7 @@ from fgraph import Apply, Constant, Graph, Input, TensorType, Variable, check_gr
 from fgraph import evaluate
 from ops.join import Concatenate, split
 from ops.scan_op import Scan
+from tests.loop_steps import PLANS, planned_step
 from numba_backend import function
 from rewrite import optimize
 from rewrite.scan import (
@@ -423,14 +424,8 @@ def test_power_zero_is_one() -> None:
 
 
 # -- random loops through the whole pipeline --------------------------------------------------
-UNARY: tuple[Callable[[Variable], Variable], ...] = (
-    pt.sin, pt.tanh, lambda a: a * a * 0.5, lambda a: pt.exp(a * 0.3),
-)
-
-
 @given(
-    plan=st.lists(st.tuples(st.integers(0, len(UNARY) - 1), st.integers(0, 2)),
-                  min_size=1, max_size=3),
+    plan=PLANS,
     steps=st.sampled_from([0, 1, 3, 12]),
     static=st.booleans(),
     derivative=st.integers(0, 2),
@@ -443,12 +438,7 @@ def test_random_loops_keep_their_values_through_fast_run(
     h0 = Input(TensorType("float64", (2,)), "h0")
     w = Input(TensorType("float64", ()), "w")
 
-    def step(x: Variable, h: Variable, w: Variable) -> Variable:
-        value = h
-        for unary, operand in plan:
-            value = UNARY[unary](value) + (x, h, w * h)[operand]
-        return pt.tanh(value)
-
+    step = planned_step(plan)
     hs = pt.scan(step, sequences=[xs], outputs_info=[h0], non_sequences=[w])
     cost = hs.sum() if traced else pt.reduce(step, xs, h0, [w]).sum()
     outputs = [cost]
