@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from fgraph import TensorType
+from numba_backend.loops import element_assignment
 from numba_backend.registry import ModuleBuilder, NodeInfo, dtype_expression, numba_kernel
 from ops.indexing import Entry, NewAxis, Slice, Symbolic
 from ops.subtensor import IncSubtensor, Subtensor
@@ -131,9 +132,4 @@ def _inc_subtensor(op: IncSubtensor, node: NodeInfo, module: ModuleBuilder) -> l
         *update_broadcast_check(op, value, node.input_types[1], f"{region}.shape", rank),
         f"{broadcast} = np.broadcast_to({value}, {region}.shape)",
     ]
-    indent = ""
-    for axis in range(rank):
-        lines.append(f"{indent}for {prefix}j{axis} in range({region}.shape[{axis}]):")
-        indent += "    "
-    position = ", ".join(f"{prefix}j{axis}" for axis in range(rank))
-    return [*lines, f"{indent}{region}[{position}] {assign} {broadcast}[{position}]"]
+    return [*lines, *element_assignment(region, broadcast, region, rank, f"{prefix}j", assign)]

@@ -45,6 +45,23 @@ def loop_lengths(node: NodeInfo) -> tuple[list[str], list[str]]:
     return lines, lengths
 
 
+def element_assignment(
+    target: str, source: str, shape_of: str, rank: int, counter: str, assign: str = "=",
+    lead: str = "",
+) -> list[str]:
+    """`target[lead, ...] assign source[...]` element by element over the shape of
+    `shape_of` (numba's setitem of an array into a slice is a broadcasting overload
+    costing seconds of compile time); `lead` is an index before the element's."""
+    lines: list[str] = []
+    indent = ""
+    for axis in range(rank):
+        lines.append(f"{indent}for {counter}{axis} in range({shape_of}.shape[{axis}]):")
+        indent += "    "
+    index = ", ".join(f"{counter}{axis}" for axis in range(rank))
+    into = f"{target}[{lead}, {index}]" if lead else f"{target}[{index}]"
+    return [*lines, f"{indent}{into} {assign} {source}[{index}]"]
+
+
 PARALLEL_MIN_SIZE = 1 << 16
 """Elements from which a loop of a `parallel` function runs on all threads: below it, a
 thread launch (several microseconds) costs more than it saves."""

@@ -21,6 +21,7 @@ import functools
 
 from fgraph import Constant, Graph, TensorType, Variable
 from numba_backend.block import emit_block
+from numba_backend.loops import element_assignment
 from numba_backend.body import element_body
 from numba_backend.registry import ModuleBuilder, NodeInfo, dtype_expression, numba_kernel
 from numba_backend.scalar import sequential_code
@@ -227,19 +228,7 @@ def _write_row(
     slice is a broadcasting overload that costs about 1.8 s of compile time."""
     if row_type.ndim == 0:
         return [f"{trace}[{row}] = {value}" + ("" if scalar else "[()]")]
-    lines: list[str] = []
-    indent = ""
-    for axis in range(row_type.ndim):
-        lines.append(f"{indent}for {counter}{axis} in range({value}.shape[{axis}]):")
-        indent += "    "
-    index = ", ".join(f"{counter}{axis}" for axis in range(row_type.ndim))
-    lines.append(f"{indent}{trace}[{row}, {index}] = {value}[{index}]")
-    return lines
-
-
-def _array_0d(row: TensorType, scalar: bool) -> bool:
-    """Whether a 0-d value is held as a 0-d array (bodies that are not scalar code)."""
-    return row.ndim == 0 and not scalar
+    return element_assignment(trace, value, value, row_type.ndim, counter, lead=row)
 
 
 def _empty_shape(row: TensorType, p: str) -> str:
