@@ -132,7 +132,7 @@ from ops.elemwise import (
     where,
 )
 from ops.grad import DisconnectedInputError, grad, hessian, jacobian, jvp, vjp
-from ops.linalg import MatMul, dot, matmul, outer
+from ops.matmul import MatMul, dot, matmul, outer
 from ops.op_from_graph import OpFromGraph, op_from_graph
 from ops.sort import Argsort, SearchSorted, Sort, argsort, searchsorted, sort
 from ops.scan import Until, foldl, foldr, map, reduce, scan, until

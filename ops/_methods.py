@@ -18,7 +18,7 @@ from fgraph.operators import (
     install,
 )
 import ops.elemwise as elemwise
-import ops.linalg as linalg
+import ops.matmul as matmul_module
 import ops.reduction as reduction
 import ops.subtensor as subtensor
 from ops.dimshuffle import DimShuffle, squeeze
@@ -35,7 +35,7 @@ _BINARY: dict[str, Callable[[TensorLike, TensorLike], Variable]] = {
     "int_div": elemwise.int_div,
     "mod": elemwise.mod,
     "pow": elemwise.pow,
-    "matmul": linalg.matmul,
+    "matmul": matmul_module.matmul,
     "lt": elemwise.lt,
     "le": elemwise.le,
     "gt": elemwise.gt,
@@ -62,7 +62,7 @@ _REDUCTIONS: dict[str, Callable[[TensorLike, Axis, bool], Variable]] = {
 }
 _METHODS: dict[str, Callable[..., Variable]] = {
     "clip": elemwise.clip,
-    "dot": linalg.dot,
+    "dot": matmul_module.dot,
     "squeeze": squeeze,
     "cumsum": reduction.cumsum,
     "round": elemwise.round,

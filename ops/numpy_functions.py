@@ -41,7 +41,7 @@ from ops.elemwise import (
 from ops.elemwise import exp as _exp
 from ops.join import concatenate
 from ops.join import split as split_sizes
-from ops.linalg import matmul
+from ops.matmul import matmul
 from ops.reduction import all as reduce_all
 from ops.reduction import sum as reduce_sum
 from ops.reshape import flatten, reshape

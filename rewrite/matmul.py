@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from fgraph import Apply, Variable
 from ops.dimshuffle import DimShuffle, transpose
-from ops.linalg import MatMul
+from ops.matmul import MatMul
 from rewrite.patterns import replacement
 from rewrite.rule import RuleSet, rule
 

@@ -55,7 +55,7 @@ from fgraph import Apply, Constant, Graph, Param, Variable, toposort
 from fgraph.traverse import rebuild
 from ops.dimshuffle import DimShuffle, expand_dims, transpose
 from ops.elemwise import Elemwise
-from ops.linalg import MatMul, matmul
+from ops.matmul import MatMul, matmul
 from ops.reduction import sum as reduce_sum
 from ops.scalar import Add
 from ops.join import stack

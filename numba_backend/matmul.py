@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from fgraph.dtypes import is_bool, is_complex, is_float
 from numba_backend.registry import ModuleBuilder, NodeInfo, dtype_expression, numba_kernel
-from ops.linalg import MatMul
+from ops.matmul import MatMul
 
 
 @numba_kernel.register
