@@ -132,6 +132,7 @@ from ops.elemwise import (
     where,
 )
 from ops.grad import DisconnectedInputError, grad, hessian, jacobian, jvp, vjp
+from ops import linalg as linalg
 from ops.matmul import MatMul, dot, matmul, outer
 from ops.op_from_graph import OpFromGraph, op_from_graph
 from ops.sort import Argsort, SearchSorted, Sort, argsort, searchsorted, sort
@@ -292,6 +293,7 @@ __all__ = [
     "jacobian",
     "jvp",
     "le",
+    "linalg",
     "linspace",
     "log",
     "log10",

@@ -1,0 +1,50 @@
+"""Transposes, diagonals and triangles of stacked matrices (the last two axes), the
+vocabulary the linear-algebra derivatives are written in."""
+
+from __future__ import annotations
+
+from fgraph import Variable
+from ops.creation import eye
+from ops.dimshuffle import expand_dims
+from ops.elemwise import mul
+from ops.matmul import swap_last_axes
+from ops.numpy_functions import diagonal, tril, triu
+
+
+def mT(x: Variable) -> Variable:
+    """The matrix transpose of a stack of matrices."""
+    return swap_last_axes(x)
+
+
+def matrix_diagonal(x: Variable) -> Variable:
+    """The diagonal of each matrix: (..., n, n) -> (..., n)."""
+    return diagonal(x, 0, -2, -1)
+
+
+def diag_embed(v: Variable) -> Variable:
+    """Diagonal matrices from the vectors `v` (..., n) -> (..., n, n)."""
+    return mul(expand_dims(v, -1), eye(v.shape[-1], dtype=v.dtype))
+
+
+def identity_like(x: Variable) -> Variable:
+    """The identity of the size of the square matrices `x`, in their dtype."""
+    return eye(x.shape[-1], dtype=x.dtype)
+
+
+def triangle(x: Variable, lower: bool, strict: bool = False) -> Variable:
+    """The lower or upper triangle of each matrix (without the diagonal if `strict`)."""
+    if lower:
+        return tril(x, -1 if strict else 0)
+    return triu(x, 1 if strict else 0)
+
+
+def from_triangle(x: Variable, lower: bool) -> Variable:
+    """The symmetric matrix a routine reading only one triangle of `x` sees."""
+    return triangle(x, lower) + mT(triangle(x, lower, strict=True))
+
+
+def onto_triangle(gradient: Variable, lower: bool) -> Variable:
+    """The derivative with respect to the entries of `x` that `from_triangle(x)` reads,
+    given the derivative `gradient` with respect to that symmetric matrix: each
+    off-diagonal entry feeds two places, the diagonal one."""
+    return triangle(gradient + mT(gradient), lower) - diag_embed(matrix_diagonal(gradient))

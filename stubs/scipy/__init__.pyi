@@ -1,0 +1,1 @@
+# The parts of SciPy that fgraph uses.
