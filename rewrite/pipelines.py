@@ -19,6 +19,7 @@ from rewrite.inc_subtensor import INC_SUBTENSOR
 from rewrite.inline import INLINE
 from rewrite.inner import InnerGraphPass
 from rewrite.join import JOIN
+from rewrite.linalg import LINALG
 from rewrite.matmul import MATMUL
 from rewrite.inplace import inplace_pass
 from rewrite.pipeline import Fixpoint, Pipeline, rule_pass
@@ -39,8 +40,11 @@ SIMPLIFY_AND_LIFT = RuleSet.union("simplify_and_lift", SIMPLIFY, LIFT_SUBTENSOR)
 """`SIMPLIFY` plus moving indexing before elementwise work (which reads clients, so the
 pass sweeps to a fixpoint): what second derivatives of loops need."""
 
-STABILIZE_AND_SIMPLIFY = RuleSet.union("stabilize_and_simplify", STABILIZE, SIMPLIFY)
-"""Numerically stable forms, with `SIMPLIFY` cleaning up what they build."""
+STABILIZE_AND_SIMPLIFY = RuleSet.union(
+    "stabilize_and_simplify", STABILIZE, LINALG, SIMPLIFY
+)
+"""Numerically stable forms (solves instead of inverses, `slogdet` for log-determinants),
+with `SIMPLIFY` cleaning up what they build."""
 
 SPECIALIZE_AND_SIMPLIFY = RuleSet.union("specialize_and_simplify", SPECIALIZE, SIMPLIFY)
 """Cheaper special cases (powers, division by constants), once stabilization has seen the
