@@ -10,7 +10,7 @@ converted to float64; float32 stays float32. The ops (`Cholesky`, `Solve`, ...) 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import Literal, overload
 
 from fgraph import ShapeError, Variable
 from fgraph.operators import TensorLike
@@ -141,6 +141,14 @@ def eigvalsh(a: TensorLike, UPLO: Literal["L", "U"] = "L") -> Variable:
     return eigh(a, UPLO)[0]
 
 
+@overload
+def svd(
+    a: TensorLike, full_matrices: bool = ..., compute_uv: Literal[True] = ...
+) -> tuple[Variable, Variable, Variable]: ...
+@overload
+def svd(a: TensorLike, full_matrices: bool, compute_uv: Literal[False]) -> Variable: ...
+@overload
+def svd(a: TensorLike, full_matrices: bool = ..., *, compute_uv: Literal[False]) -> Variable: ...
 def svd(
     a: TensorLike, full_matrices: bool = True, compute_uv: bool = True
 ) -> tuple[Variable, Variable, Variable] | Variable:
@@ -157,6 +165,12 @@ def _singular_values(a: Variable) -> Variable:
     return SVD(compute_uv=False)(a)
 
 
+@overload
+def qr(
+    a: TensorLike, mode: Literal["reduced", "complete"] = ...
+) -> tuple[Variable, Variable]: ...
+@overload
+def qr(a: TensorLike, mode: Literal["r"]) -> Variable: ...
 def qr(
     a: TensorLike, mode: Literal["reduced", "complete", "r"] = "reduced"
 ) -> tuple[Variable, Variable] | Variable:
