@@ -133,6 +133,7 @@ from ops.elemwise import (
 )
 from ops.grad import DisconnectedInputError, grad, hessian, jacobian, jvp, vjp
 from ops import linalg as linalg
+from ops import random as random
 from ops.matmul import MatMul, dot, matmul, outer
 from ops.op_from_graph import OpFromGraph, op_from_graph
 from ops.sort import Argsort, SearchSorted, Sort, argsort, searchsorted, sort
@@ -330,6 +331,7 @@ __all__ = [
     "pow",
     "power",
     "prod",
+    "random",
     "ravel",
     "reciprocal",
     "reduce",
