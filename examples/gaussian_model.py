@@ -48,7 +48,8 @@ def main() -> None:
     compiled = function([X, y, log_sigma, log_tau], [logp, *pt.grad(logp, [log_sigma, log_tau])])
 
     def covariance(s: float, t: float) -> np.ndarray:
-        return np.exp(2 * s) * np.eye(ROWS) + np.exp(2 * t) * data_X @ data_X.T
+        gram: np.ndarray = data_X @ data_X.T
+        return math.exp(2 * s) * np.eye(ROWS) + math.exp(2 * t) * gram
 
     start = (0.0, 0.0)
     value, grad_sigma, grad_tau = compiled(data_X, data_y, *start)

@@ -74,10 +74,11 @@ def _lengths_of(parameters: list[Variable]) -> list[Variable | int]:
     return lengths
 
 
-def _draw(name: str, rng: Variable, size: Size, *parameters: TensorLike) -> Draw:
-    """One `RandomDraw` with its parameters converted and broadcast to the draw's shape."""
+def _draw(name: str, rng: Variable, size: Size, *parameters: TensorLike, caller: str = "") -> Draw:
+    """One `RandomDraw` with its parameters converted and broadcast to the draw's shape;
+    errors name the user's function, `caller` (by default the draw's own name)."""
     spec = DISTRIBUTIONS[name]
-    check_state(f"random.{name}", rng.type)
+    check_state(f"random.{caller or name}", rng.type)
     values = [
         cast(as_tensor(value, name=f"random.{name} {label}"), dtype)
         for value, label, dtype in zip(parameters, spec.parameters, spec.parameter_dtypes)
@@ -97,7 +98,7 @@ def _draw(name: str, rng: Variable, size: Size, *parameters: TensorLike) -> Draw
 def uniform(rng: Variable, low: TensorLike = 0.0, high: TensorLike = 1.0, size: Size = None) -> Draw:
     """Uniform on [low, high): low + (high - low) * u, as NumPy computes it."""
     low_value, high_value = as_tensor(low, name="uniform low"), as_tensor(high, name="uniform high")
-    new_state, u = _draw("random", rng, size if size is not None else _lengths_of([low_value, high_value]))
+    new_state, u = _draw("random", rng, size if size is not None else _lengths_of([low_value, high_value]), caller="uniform")
     return new_state, add(low_value, mul(sub(high_value, low_value), u))
 
 
@@ -110,7 +111,7 @@ def normal(rng: Variable, loc: TensorLike = 0.0, scale: TensorLike = 1.0, size: 
     """Normal draws: loc + scale * z, as NumPy computes them (differentiable in loc, scale)."""
     loc_value, scale_value = as_tensor(loc, name="normal loc"), as_tensor(scale, name="normal scale")
     shape = size if size is not None else _lengths_of([loc_value, scale_value])
-    new_state, z = _draw("standard_normal", rng, shape)
+    new_state, z = _draw("standard_normal", rng, shape, caller="normal")
     return new_state, add(loc_value, mul(scale_value, z))
 
 
@@ -118,7 +119,7 @@ def exponential(rng: Variable, scale: TensorLike = 1.0, size: Size = None) -> Dr
     """Exponential draws of mean `scale`: scale * a standard exponential draw."""
     scale_value = as_tensor(scale, name="exponential scale")
     shape = size if size is not None else _lengths_of([scale_value])
-    new_state, e = _draw("standard_exponential", rng, shape)
+    new_state, e = _draw("standard_exponential", rng, shape, caller="exponential")
     return new_state, mul(scale_value, e)
 
 
@@ -127,7 +128,7 @@ def gamma(rng: Variable, shape: TensorLike, scale: TensorLike = 1.0, size: Size 
     in scale, not in shape)."""
     shape_value, scale_value = as_tensor(shape, name="gamma shape"), as_tensor(scale, name="gamma scale")
     target = size if size is not None else _lengths_of([shape_value, scale_value])
-    new_state, g = _draw("standard_gamma", rng, target, shape_value)
+    new_state, g = _draw("standard_gamma", rng, target, shape_value, caller="gamma")
     return new_state, mul(scale_value, g)
 
 
@@ -158,7 +159,7 @@ def bernoulli(rng: Variable, p: TensorLike, size: Size = None) -> Draw:
     """1 with probability p, else 0 (int64): u < p for a uniform u (NumPy's Generator has
     no Bernoulli; this is `random() < p`)."""
     probability = as_tensor(p, name="bernoulli p")
-    new_state, u = _draw("random", rng, size if size is not None else _lengths_of([probability]))
+    new_state, u = _draw("random", rng, size if size is not None else _lengths_of([probability]), caller="bernoulli")
     return new_state, cast(lt(u, probability), "int64")
 
 
@@ -170,7 +171,7 @@ def categorical(rng: Variable, p: TensorLike, size: Size = None) -> Draw:
     if probabilities.ndim == 0:
         raise ShapeError(f"random.categorical: p needs a category axis, got {probabilities.type}")
     batch = _lengths_of([probabilities])[:-1]
-    new_state, u = _draw("random", rng, size if size is not None else batch)
+    new_state, u = _draw("random", rng, size if size is not None else batch, caller="categorical")
     cumulative = cumsum(probabilities, axis=-1)
     total = cumulative[..., -1:]
     threshold = expand_dims(u, -1) * total
@@ -206,17 +207,17 @@ def choice(
     if not replace:
         if p is not None:
             raise NotImplementedError("random.choice: p with replace=False is not supported")
-        new_state, order = _draw("permutation", rng, [count])
+        new_state, order = _draw("permutation", rng, [count], caller="choice")
         target = as_shape_vector(shape, "random.choice size")
         static = tuple(length for length in target.static if length is not None)
         if len(static) != len(target.static):
             raise ShapeError("random.choice: replace=False needs a static size")
         indices = order[: int(np.prod(static, dtype=np.int64))].reshape(static)
     elif p is None:
-        new_state, indices = _draw("integers", rng, shape, 0, count)
+        new_state, indices = _draw("integers", rng, shape, 0, count, caller="choice")
     else:
         probabilities = as_tensor(p, name="choice p")
-        new_state, u = _draw("random", rng, shape)
+        new_state, u = _draw("random", rng, shape, caller="choice")
         cumulative = cumsum(probabilities, axis=-1)
         threshold = mul(u, cumulative[-1])
         below = cast(le(expand_dims(cumulative, tuple(range(u.ndim))), expand_dims(threshold, -1)), "int64")
@@ -237,7 +238,7 @@ def multivariate_normal(
         batch: tuple[ShapeLike, ...] = ()
     else:
         batch = tuple(size) if isinstance(size, Sequence) else (size,)
-    new_state, z = _draw("standard_normal", rng, [*batch, mean_value.shape[0]])
+    new_state, z = _draw("standard_normal", rng, [*batch, mean_value.shape[0]], caller="multivariate_normal")
     return new_state, add(mean_value, matmul(z, swap_last_axes(factor)))
 
 
