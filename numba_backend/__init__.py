@@ -10,6 +10,7 @@ from numba_backend import creation as _creation
 from numba_backend import dimshuffle as _dimshuffle
 from numba_backend import indexing as _indexing
 from numba_backend import join as _join
+from numba_backend import linalg as _linalg
 from numba_backend import matmul as _matmul
 from numba_backend import loops as _loops
 from numba_backend import op_from_graph as _op_from_graph

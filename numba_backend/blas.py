@@ -33,40 +33,47 @@ from numba.extending import intrinsic
 _KINDS = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
 
 
-def _cython_blas() -> ModuleType:
-    """`scipy.linalg.cython_blas`, loaded without importing `scipy.linalg`."""
+def cython_module(name: str) -> ModuleType:
+    """`scipy.linalg.<name>` (`cython_blas`, `cython_lapack`), loaded from its extension
+    file without importing `scipy.linalg`."""
     spec = importlib.util.find_spec("scipy")
     if spec is None or spec.origin is None:
-        raise ImportError("fgraph's matrix products need SciPy's BLAS (pip install scipy)")
+        raise ImportError("fgraph's matrix kernels need SciPy's BLAS and LAPACK (pip install scipy)")
     folder = Path(spec.origin).parent / "linalg"
-    name = "scipy.linalg.cython_blas"
+    qualified = f"scipy.linalg.{name}"
     for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-        path = folder / f"cython_blas{suffix}"
+        path = folder / f"{name}{suffix}"
         if path.exists():
-            loader = importlib.machinery.ExtensionFileLoader(name, str(path))
-            module_spec = importlib.util.spec_from_file_location(name, path, loader=loader)
+            loader = importlib.machinery.ExtensionFileLoader(qualified, str(path))
+            module_spec = importlib.util.spec_from_file_location(qualified, path, loader=loader)
             if module_spec is not None:
                 module = importlib.util.module_from_spec(module_spec)
                 loader.exec_module(module)
                 return module
-    return importlib.import_module(name)
+    return importlib.import_module(qualified)
 
 
-def _register_symbols() -> None:
-    """Make `fgraph_<kind>gemm` and `fgraph_<kind>gemv` resolvable by numba's JIT linker
-    in this process."""
-    capsules = _cython_blas().__pyx_capi__
+def capsule_address(capsule: object) -> int:
+    """The function address a Cython `__pyx_capi__` capsule holds."""
     get_name = ctypes.pythonapi.PyCapsule_GetName
     get_name.restype = ctypes.c_char_p
     get_name.argtypes = [ctypes.py_object]
     get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
     get_pointer.restype = ctypes.c_void_p
     get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    address = get_pointer(capsule, get_name(capsule))
+    if not isinstance(address, int):
+        raise ImportError("a SciPy BLAS/LAPACK capsule holds no address")
+    return address
+
+
+def _register_symbols() -> None:
+    """Make `fgraph_<kind>gemm` and `fgraph_<kind>gemv` resolvable by numba's JIT linker
+    in this process."""
+    capsules = cython_module("cython_blas").__pyx_capi__
     for kind in _KINDS.values():
         for routine in ("gemm", "gemv"):
-            capsule = capsules[f"{kind}{routine}"]
-            address = get_pointer(capsule, get_name(capsule))
-            binding.add_symbol(f"fgraph_{kind}{routine}", address)
+            binding.add_symbol(f"fgraph_{kind}{routine}", capsule_address(capsules[f"{kind}{routine}"]))
 
 
 _register_symbols()

@@ -40,6 +40,11 @@ import numpy as np
 from numba_backend.blas import matmul_into
 from numba_backend.integer import int_power
 from numba_backend.intrinsics import assoc_add, assoc_mul, new_array, with_layout_of
+from numba_backend.lapack import (
+    cho_solve_into, cholesky_into, det, eigh_into, inv_into, qr_into, slogdet,
+    solve_into, solve_triangular_into, svd_into, svd_values_into,
+)
+from numpy.linalg import LinAlgError
 from numba_backend.vecmath import (
     cos_f32, cos_f64, exp_f32, exp_f64, expm1_f32, expm1_f64,
     log1p_f32, log1p_f64, log_f32, log_f64, sin_f32, sin_f64,

@@ -10,7 +10,7 @@ import pytest
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
-@pytest.mark.parametrize("name", ["rnn.py"])
+@pytest.mark.parametrize("name", ["rnn.py", "gaussian_model.py"])
 def test_example_runs(name: str, capsys: pytest.CaptureFixture[str]) -> None:
     runpy.run_path(str(EXAMPLES / name), run_name="__main__")
     assert "matches evaluate" in capsys.readouterr().out

@@ -34,3 +34,10 @@ float64: Float
 int64: Type
 float32: Float
 int32: Type
+voidptr: Type
+
+class ExternalFunction(Type):
+    """A C function numba calls by symbol name (resolved by LLVM's linker)."""
+
+    def __init__(self, symbol: str, sig: Any) -> None: ...
+    def __call__(self, *args: Any) -> Any: ...
