@@ -18,6 +18,7 @@ from numba_backend import reduction as _reduction
 from numba_backend import scan as _scan
 from numba_backend import shape as _shape
 from numba_backend import sort as _sort
+from numba_backend import special as _special
 from numba_backend.function import CompiledFunction, function
 from numba_backend.registry import MissingKernelError, numba_kernel
 

@@ -37,6 +37,7 @@ import math
 import numba
 import numpy as np
 
+from numba_backend import special_functions as special
 from numba_backend.blas import matmul_into
 from numba_backend.integer import int_power
 from numba_backend.intrinsics import assoc_add, assoc_mul, new_array, with_layout_of

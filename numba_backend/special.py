@@ -1,0 +1,50 @@
+"""The special-function scalar ops as calls of `numba_backend.special_functions`, in
+float64 (stored in the output dtype, as SciPy's float32 loops round their results)."""
+
+from __future__ import annotations
+
+from numba_backend.scalar import Operand, scalar_expression
+from ops.scalar import ScalarOp
+from ops.special import (
+    BetaLn,
+    Digamma,
+    ErfcInv,
+    Erfcx,
+    ErfInv,
+    GammaInc,
+    GammaIncC,
+    GammaIncDerA,
+    GammaLn,
+    I0,
+    I1,
+    Ive,
+    PolyGamma,
+)
+
+CALLS: dict[type[ScalarOp], str] = {
+    GammaLn: "gammaln",
+    Digamma: "digamma",
+    PolyGamma: "polygamma",
+    GammaInc: "gammainc",
+    GammaIncC: "gammaincc",
+    GammaIncDerA: "gammainc_der_a",
+    BetaLn: "betaln",
+    ErfInv: "erfinv",
+    ErfcInv: "erfcinv",
+    Erfcx: "erfcx",
+    I0: "i0",
+    I1: "i1",
+    Ive: "ive",
+}
+"""Each op's function in `special_functions` (imported as `special` by generated code)."""
+
+
+def _call(op: ScalarOp, args: tuple[str, ...], out_dtype: str) -> str:
+    operands = ", ".join(
+        arg if getattr(arg, "dtype", None) == "float64" else f"np.float64({arg})" for arg in args
+    )
+    return Operand(f"special.{CALLS[type(op)]}({operands})", "float64")
+
+
+for _op_class in CALLS:
+    scalar_expression.register(_op_class)(_call)
