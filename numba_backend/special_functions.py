@@ -303,18 +303,9 @@ def _erfc_inverse_guess(z: float) -> float:
 
 
 @jit
-def erfcinv(z: float) -> float:
-    """The inverse of erfc on (0, 2): Newton steps on log(erfcx(x)) - x^2 = log(z)
-    from Winitzki's guess (so tiny z stay in range) below 1/2, erfinv(1 - z) above.
-    Relative error <= 1e-13."""
-    if math.isnan(z) or z < 0 or z > 2:
-        return math.nan
-    if z == 0:
-        return math.inf
-    if z == 2:
-        return -math.inf
-    if z >= 0.5:
-        return erfinv(1 - z)  # exact subtraction; accurate relative to a small result
+def _erfcinv_tail(z: float) -> float:
+    """erfcinv(z) for 0 < z < 1/2: Newton steps on log(erfcx(x)) - x^2 = log(z) from
+    Winitzki's guess, so that the smallest z stay in range."""
     x = _erfc_inverse_guess(z)
     target = math.log(z)
     for _ in range(4):
@@ -326,13 +317,8 @@ def erfcinv(z: float) -> float:
 
 
 @jit
-def erfinv(y: float) -> float:
-    """The inverse of erf on (-1, 1): Halley steps on erf near 0, erfcinv(1 - |y|)
-    (exact subtraction) beyond 1/2. Relative error <= 1e-13."""
-    if math.isnan(y) or y < -1 or y > 1:
-        return math.nan
-    if abs(y) > 0.5:
-        return math.copysign(erfcinv(1 - abs(y)), y)
+def _erfinv_center(y: float) -> float:
+    """erfinv(y) for |y| <= 1/2: Halley steps on erf from Winitzki's guess."""
     if y == 0:
         return y
     x = math.copysign(_erfc_inverse_guess(1 - abs(y)), y)
@@ -341,6 +327,36 @@ def erfinv(y: float) -> float:
         slope = 2 / _SQRT_PI * math.exp(-x * x)
         x -= residual / (slope + x * residual)
     return x
+
+
+@jit
+def erfcinv(z: float) -> float:
+    """The inverse of erfc on (0, 2): the Newton tail below 1/2 (and, by symmetry,
+    above 3/2), erfinv(1 - z) between, where 1 - z is exact. Relative error <= 1e-13."""
+    if math.isnan(z) or z < 0 or z > 2:
+        return math.nan
+    if z == 0:
+        return math.inf
+    if z == 2:
+        return -math.inf
+    if z < 0.5:
+        return _erfcinv_tail(z)
+    if z > 1.5:
+        return -_erfcinv_tail(2 - z)
+    return _erfinv_center(1 - z)
+
+
+@jit
+def erfinv(y: float) -> float:
+    """The inverse of erf on (-1, 1): Halley steps on erf near 0, the erfc tail
+    (1 - |y| exact) beyond 1/2. Relative error <= 1e-13."""
+    if math.isnan(y) or y < -1 or y > 1:
+        return math.nan
+    if abs(y) == 1:
+        return math.copysign(math.inf, y)
+    if abs(y) <= 0.5:
+        return _erfinv_center(y)
+    return math.copysign(_erfcinv_tail(1 - abs(y)), y)
 
 
 @jit
@@ -414,7 +430,7 @@ def ive(v: float, x: float) -> float:
             return 1.0
         return 0.0 if v > 0 else math.nan
     if x == math.inf:
-        return 0.0
+        return math.nan  # SciPy's value (the limit is 0), so evaluate and compiled agree
     if x > 30 + 0.5 * v * v:
         return _ive_asymptotic(v, x)
     return _ive_series(v, x)
