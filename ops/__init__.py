@@ -133,6 +133,8 @@ from ops.elemwise import (
 )
 from ops.grad import DisconnectedInputError, grad, hessian, jacobian, jvp, vjp
 from ops import linalg as linalg
+from ops.einsum import einsum
+from ops.linalg import kron
 from ops import random as random
 from ops import special as special
 from ops.special import (
@@ -277,6 +279,7 @@ __all__ = [
     "dot",
     "dvector",
     "empty",
+    "einsum",
     "eq",
     "erf",
     "erfc",
@@ -322,6 +325,7 @@ __all__ = [
     "ivector",
     "jacobian",
     "jvp",
+    "kron",
     "le",
     "linalg",
     "linspace",

@@ -4,7 +4,7 @@ Stacked matrices (leading batch axes) work everywhere, as in NumPy. Integer inpu
 converted to float64; float32 stays float32. The ops (`Cholesky`, `Solve`, ...) live in
 `ops.factorizations`, `ops.solves` and `ops.determinants`; what NumPy computes from them
 (`pinv`, `lstsq`, `norm`, `matrix_power`, `kron`, `einsum`) is written here and in
-`ops.linalg_compositions` as graphs of those ops, so it needs no kernel of its own.
+`ops.einsum` as graphs of those ops, so it needs no kernel of its own.
 """
 
 from __future__ import annotations
@@ -16,7 +16,9 @@ from fgraph import ShapeError, Variable
 from fgraph.operators import TensorLike
 from ops.convert import as_tensor
 from ops.determinants import Det, SLogDet
-from ops.dimshuffle import expand_dims, normalize_axis, squeeze, transpose
+from ops.broadcast import broadcast_to
+from ops.creation import eye
+from ops.dimshuffle import DimShuffle, expand_dims, normalize_axis, squeeze, transpose
 from ops.elemwise import abs as elementwise_abs
 from ops.elemwise import cast, gt, mul, neq, pow, reciprocal, sqrt, where
 from ops.factorizations import QR, SVD, Cholesky, Eigh
@@ -28,6 +30,7 @@ from ops.numpy_functions import tensordot
 from ops.reduction import max as reduce_max
 from ops.reduction import min as reduce_min
 from ops.reduction import sum as reduce_sum
+from ops.reshape import reshape
 from ops.solves import CholeskySolve, Inv, Solve, SolveTriangular
 
 __all__ = [
@@ -39,8 +42,10 @@ __all__ = [
     "eigh",
     "eigvalsh",
     "inv",
+    "kron",
     "lstsq",
     "matmul",
+    "matrix_power",
     "matrix_transpose",
     "norm",
     "outer",
@@ -232,6 +237,46 @@ def lstsq(
     if vector:
         solution = squeeze(solution, -1)
     return solution, residuals, rank, s
+
+
+def matrix_power(a: TensorLike, n: int) -> Variable:
+    """a multiplied by itself n times, by repeated squaring (`numpy.linalg.matrix_power`):
+    n = 0 gives the identity in a's shape and dtype, a negative n the power of inv(a)."""
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"matrix_power: n must be a Python int, got {n!r}")
+    matrix = as_tensor(a, name="matrix_power")
+    if matrix.ndim < 2:
+        raise ShapeError(f"matrix_power: expected at least 2 axes, got {matrix.type}")
+    rows, columns = matrix.type.shape[-2:]
+    if rows is not None and columns is not None and rows != columns:
+        raise ShapeError(f"matrix_power: expected square matrices, got {matrix.type}")
+    if n == 0:
+        return broadcast_to(eye(matrix.shape[-1], dtype=matrix.dtype), matrix.shape)
+    base = inv(matrix) if n < 0 else matrix
+    result: Variable | None = None
+    remaining = abs(n)
+    while remaining:
+        if remaining & 1:
+            result = base if result is None else matmul(result, base)
+        remaining >>= 1
+        if remaining:
+            base = matmul(base, base)
+    assert result is not None
+    return result
+
+
+def kron(a: TensorLike, b: TensorLike) -> Variable:
+    """The Kronecker product (`numpy.kron`): the smaller rank is padded with leading axes
+    of length 1; result[i * m + k, ...] = a[i, ...] * b[k, ...], as one product of
+    interleaved broadcasts and one reshape."""
+    left, right = as_tensor(a, name="kron a"), as_tensor(b, name="kron b")
+    rank = max(left.ndim, right.ndim)
+    left, right = (expand_dims(v, tuple(range(rank - v.ndim))) if v.ndim < rank else v
+                   for v in (left, right))
+    spread_left = DimShuffle(tuple(x for axis in range(rank) for x in (axis, None)))(left)
+    spread_right = DimShuffle(tuple(x for axis in range(rank) for x in (None, axis)))(right)
+    return reshape(mul(spread_left, spread_right),
+                   [left.shape[axis] * right.shape[axis] for axis in range(rank)])
 
 
 def matrix_transpose(x: TensorLike) -> Variable:
