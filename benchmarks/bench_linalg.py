@@ -107,7 +107,7 @@ def l1_jax() -> Callable[[], Any]:
 def l1_pytensor() -> Callable[[], Any]:
     import pytensor
     import pytensor.tensor as ptt
-    from pytensor.tensor.slinalg import cholesky, solve_triangular
+    from pytensor.tensor.linalg import cholesky, solve_triangular
 
     y, mu, cov = ptt.dvector("y"), ptt.dvector("mu"), ptt.dmatrix("cov")
     factor = cholesky(cov, lower=True)

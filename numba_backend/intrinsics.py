@@ -88,3 +88,18 @@ def with_layout_of(typingctx: object, view: Any, source: Any) -> Any:
         return impl_ret_borrowed(context, builder, result, args[0])
 
     return result(view, source), codegen
+
+
+@intrinsic
+def any_layout(typingctx: object, array: Any) -> Any:
+    """`array` typed as arbitrarily strided ('A'). A helper called with C, Fortran and
+    strided arguments then compiles once instead of once per combination of layouts
+    (about 0.3 s each, cold); the LAPACK helpers copy their operands anyway."""
+    if not isinstance(array, types.Array):
+        return None
+    result = array.copy(layout="A")
+
+    def codegen(context: Any, builder: ir.IRBuilder, signature: Any, args: Any) -> Any:
+        return impl_ret_borrowed(context, builder, result, args[0])
+
+    return result(array), codegen

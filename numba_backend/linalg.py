@@ -77,8 +77,13 @@ def _lines(
         ]
         return f"{name}[{', '.join(index)}]"
 
-    input_views = [view(name, t.shape) for name, t in zip(inputs, node.input_types)]
-    output_views = [view(name, None) for name in node.outputs]
+    # Every call sees layout-'A' arrays and non-literal flags, so each LAPACK helper
+    # compiles once per dtype, not once per layout and flag combination.
+    input_views = [f"any_layout({view(name, t.shape)})" for name, t in zip(inputs, node.input_types)]
+    output_views = [
+        f"any_layout({view(name, None)})" if t.ndim > batch_rank else view(name, None)
+        for name, t in zip(node.outputs, node.output_types)
+    ]
     lines += [f"{indent}{line}" for line in call(input_views, output_views)]
     return lines
 
@@ -89,6 +94,11 @@ def _square(k: int) -> Callable[[list[Lengths]], list[str]]:
 
 def _raise_on(condition: str, message: str) -> list[str]:
     return [f"if {condition}:", f"    raise LinAlgError('{message}')"]
+
+
+def _flag(value: bool) -> str:
+    """A flag argument typed `bool`, not `Literal[bool]` (which numba compiles apart)."""
+    return f"np.bool_({value})"
 
 
 def _name(op: MatrixOp) -> str:
@@ -102,7 +112,7 @@ def _cholesky(op: Cholesky, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     return _lines(
         op, node, lambda cores: [cores[0]], _square(0),
         lambda a, out: [
-            f"{p}info = cholesky_into({a[0]}, {out[0]}, {op.lower})",
+            f"{p}info = cholesky_into({a[0]}, {out[0]}, {_flag(op.lower)})",
             *_raise_on(f"{p}info != 0",
                        f"{_name(op)} of {node.label(0)}: the matrix is not positive definite"),
         ],
@@ -127,7 +137,8 @@ def _solve_kernel(op: MatrixOp, node: NodeInfo, call: str, singular: str) -> lis
 
 @numba_kernel.register
 def _solve_triangular(op: SolveTriangular, node: NodeInfo, module: ModuleBuilder) -> list[str]:
-    call = f"solve_triangular_into({{}}, {{}}, {{}}, {op.lower}, {op.trans}, {op.unit_diagonal})"
+    flags = ", ".join(_flag(flag) for flag in (op.lower, op.trans, op.unit_diagonal))
+    call = f"solve_triangular_into({{}}, {{}}, {{}}, {flags})"
     return _solve_kernel(op, node, call, "the triangular matrix is singular")
 
 
@@ -147,7 +158,7 @@ def _cho_solve(op: CholeskySolve, node: NodeInfo, module: ModuleBuilder) -> list
             f"    {p}singular = {p}singular or {a[0]}[{p}d, {p}d] == 0",
             *_raise_on(f"{p}singular",
                        f"{_name(op)} of {node.label(0)}: the Cholesky factor is singular"),
-            f"cho_solve_into({a[0]}, {a[1]}, {out[0]}, {op.lower})",
+            f"cho_solve_into({a[0]}, {a[1]}, {out[0]}, {_flag(op.lower)})",
         ],
     )
 
@@ -196,7 +207,7 @@ def _eigh(op: Eigh, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     return _lines(
         op, node, lambda cores: [cores[0][:1], cores[0]], _square(0),
         lambda a, out: [
-            f"{p}info = eigh_into({a[0]}, {out[0]}, {out[1]}, {op.lower})",
+            f"{p}info = eigh_into({a[0]}, {out[0]}, {out[1]}, {_flag(op.lower)})",
             *_raise_on(f"{p}info != 0",
                        f"{_name(op)} of {node.label(0)}: the eigenvalue iteration did not converge"),
         ],
@@ -218,7 +229,7 @@ def _svd(op: SVD, node: NodeInfo, module: ModuleBuilder) -> list[str]:
 
     def call(a: list[str], out: list[str]) -> list[str]:
         if op.compute_uv:
-            routine = f"svd_into({a[0]}, {out[0]}, {out[1]}, {out[2]}, {op.full_matrices})"
+            routine = f"svd_into({a[0]}, {out[0]}, {out[1]}, {out[2]}, {_flag(op.full_matrices)})"
         else:
             routine = f"svd_values_into({a[0]}, {out[0]})"
         return [
@@ -239,5 +250,5 @@ def _qr(op: QR, node: NodeInfo, module: ModuleBuilder) -> list[str]:
 
     return _lines(
         op, node, output_cores, lambda cores: [],
-        lambda a, out: [f"qr_into({a[0]}, {out[0]}, {out[1]}, {op.complete})"],
+        lambda a, out: [f"qr_into({a[0]}, {out[0]}, {out[1]}, {_flag(op.complete)})"],
     )

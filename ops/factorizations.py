@@ -19,7 +19,7 @@ from fgraph import Variable
 from fgraph.op import Array
 from ops.creation import eye
 from ops.dimshuffle import expand_dims
-from ops.elemwise import add, eq, fit_to, mul, neg, reciprocal, sub, true_div, where
+from ops.elemwise import add, eq, fit_to, gt, mul, neg, reciprocal, sub, true_div, where
 from ops.matmul import matmul
 from ops.matrix_op import LinAlgError, MatrixOp, Shape, square_length
 from ops.matrix_parts import (
@@ -28,6 +28,7 @@ from ops.matrix_parts import (
     matrix_diagonal,
     mT,
     onto_triangle,
+    positions,
     triangle,
 )
 from ops.solves import SolveTriangular
@@ -37,7 +38,8 @@ Derivatives = tuple[Variable | None, ...]
 
 def _halved_lower(x: Variable) -> Variable:
     """Murray's Phi: the lower triangle with the diagonal halved."""
-    return triangle(x, lower=True) - mul(diag_embed(matrix_diagonal(x)), 0.5)
+    rows, columns = positions(x)
+    return where(gt(rows, columns), x, where(eq(rows, columns), mul(x, 0.5), 0))
 
 
 def _pair_weights(values: Variable, power: int = 1) -> Variable:

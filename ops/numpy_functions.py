@@ -238,10 +238,14 @@ def diagonal(x: TensorLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> 
     rest = [a for a in range(variable.ndim) if a not in (first, second)]
     matrices = transpose(variable, [*rest, first, second])
     rows, columns = matrices.shape[-2], matrices.shape[-1]
-    start_row, start_column = (0, offset) if offset >= 0 else (-offset, 0)
-    count = maximum(0, minimum(rows - start_row, columns - start_column))
-    positions = arange(count)
-    return matrices[..., positions + start_row, positions + start_column]
+    start = offset if offset >= 0 else -offset * columns
+    count = maximum(0, minimum(rows, columns - offset) if offset >= 0 else minimum(rows + offset, columns))
+    # The diagonal of a row-major matrix is every (columns + 1)-th element of its rows
+    # laid end to end: a reshape and a strided slice, views where the layout allows, whose
+    # derivative is a plain slice update (no index arrays to gather or scatter).
+    flat = reshape(matrices, [*(matrices.shape[axis] for axis in range(len(rest))), rows * columns])
+    step = columns + 1
+    return flat[..., start : start + count * step : step]
 
 
 def trace(x: TensorLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Variable:
