@@ -182,7 +182,7 @@ def main() -> None:
         folder = tempfile.mkdtemp(prefix="bench_linalg_")
         os.environ["FGRAPH_CACHE_DIR"] = os.path.join(folder, "fgraph")
         os.environ["NUMBA_CACHE_DIR"] = os.path.join(folder, "numba")
-        os.environ["PYTENSOR_FLAGS"] = f"compiledir={os.path.join(folder, 'pytensor')}"
+        os.environ["PYTENSOR_FLAGS"] = f"base_compiledir={os.path.join(folder, 'pytensor')}"
     from benchmarks.peers import Peer, measure
 
     for name in options.only.split(","):

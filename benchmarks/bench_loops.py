@@ -263,7 +263,7 @@ def main() -> None:
         folder = tempfile.mkdtemp(prefix="bench_loops_")
         os.environ["FGRAPH_CACHE_DIR"] = os.path.join(folder, "fgraph")
         os.environ["NUMBA_CACHE_DIR"] = os.path.join(folder, "numba")
-        os.environ["PYTENSOR_FLAGS"] = f"compiledir={os.path.join(folder, 'pytensor')}"
+        os.environ["PYTENSOR_FLAGS"] = f"base_compiledir={os.path.join(folder, 'pytensor')}"
     from benchmarks.peers import Peer, Result, measure
 
     for name in options.only.split(","):
