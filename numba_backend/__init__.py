@@ -14,6 +14,7 @@ from numba_backend import linalg as _linalg
 from numba_backend import matmul as _matmul
 from numba_backend import loops as _loops
 from numba_backend import op_from_graph as _op_from_graph
+from numba_backend import random as _random
 from numba_backend import reduction as _reduction
 from numba_backend import scan as _scan
 from numba_backend import shape as _shape

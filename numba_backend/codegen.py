@@ -45,6 +45,10 @@ from numba_backend.lapack import (
     cho_solve_into, cholesky_into, det, eigh_into, inv_into, qr_into, slogdet,
     solve_into, solve_triangular_into, svd_into, svd_values_into,
 )
+from numba_backend.random_streams import (
+    beta, binomial, dirichlet_into, integers, next_double, permutation_into, poisson,
+    standard_exponential, standard_gamma, standard_normal,
+)
 from numpy.linalg import LinAlgError
 from numba_backend.vecmath import (
     cos_f32, cos_f64, exp_f32, exp_f64, expm1_f32, expm1_f64,

@@ -22,13 +22,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import numba
 import numpy as np
 from llvmlite import binding, ir
 from numba.core import types
 from numba.extending import intrinsic
 
 from numba_backend.blas import capsule_address, cython_module
+from numba_backend.library import library_function
 
 _ROUTINES = {
     # name: number of pointer arguments
@@ -88,20 +88,20 @@ def at(typingctx: object, array: Any, index: Any) -> Any:
     return types.voidptr(array, index), codegen
 
 
-@numba.njit(cache=True, nogil=True)
+@library_function
 def _fortran(a: Array) -> Any:
     """A column-major copy of the 2-d array `a`."""
     return a.T.copy().T
 
 
-@numba.njit(cache=True, nogil=True)
+@library_function
 def _store(out: Array, work: Array) -> None:
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
             out[i, j] = work[i, j]
 
 
-@numba.njit(cache=True, nogil=True)
+@library_function
 def _too_long(*lengths: int) -> bool:
     for length in lengths:
         if length > _INT_MAX:
@@ -109,7 +109,7 @@ def _too_long(*lengths: int) -> bool:
     return False
 
 
-@numba.njit(cache=True, nogil=True)
+@library_function
 def cholesky_into(a: Array, out: Array, lower: bool) -> int:
     """potrf: the factor of the triangle `lower` names, the other triangle zeroed."""
     n = a.shape[0]
@@ -131,7 +131,7 @@ def cholesky_into(a: Array, out: Array, lower: bool) -> int:
     return int(ints[2])
 
 
-@numba.njit(cache=True, nogil=True)
+@library_function
 def solve_triangular_into(a: Array, b: Array, out: Array, lower: bool, trans: bool,
                           unit_diagonal: bool) -> int:
     """trtrs: op(a) x = b for triangular a; info > 0 for a zero on the diagonal."""
@@ -154,7 +154,7 @@ def solve_triangular_into(a: Array, b: Array, out: Array, lower: bool, trans: bo
     return int(ints[4])
 
 
-@numba.njit(cache=True, nogil=True)
+@library_function
 def solve_into(a: Array, b: Array, out: Array) -> int:
     """gesv: a x = b by LU with partial pivoting; info > 0 for a singular a."""
     n, k = b.shape
@@ -175,7 +175,7 @@ def solve_into(a: Array, b: Array, out: Array) -> int:
     return int(ints[4])
 
 
-@numba.njit(cache=True, nogil=True)
+@library_function
 def cho_solve_into(c: Array, b: Array, out: Array, lower: bool) -> int:
     """potrs: (c c^T) x = b (or c^T c with `lower` false) from a Cholesky factor."""
     n, k = b.shape
@@ -196,7 +196,7 @@ def cho_solve_into(c: Array, b: Array, out: Array, lower: bool) -> int:
     return int(ints[4])
 
 
-@numba.njit(cache=True, nogil=True)
+@library_function
 def inv_into(a: Array, out: Array) -> int:
     """The inverse, as gesv against the identity; info > 0 for a singular a."""
     n = a.shape[0]
@@ -206,7 +206,7 @@ def inv_into(a: Array, out: Array) -> int:
     return int(solve_into(a, identity, out))
 
 
-@numba.njit(cache=True, nogil=True)
+@library_function
 def _lu(a: Array) -> Any:
     """getrf on a copy: (the factors, the pivots, info)."""
     n = a.shape[0]
@@ -222,7 +222,7 @@ def _lu(a: Array) -> Any:
     return work, pivots, ints[3]
 
 
-@numba.njit(cache=True, nogil=True)
+@library_function
 def slogdet(a: Array) -> Any:
     """(sign, log|det|) from the LU factors, NumPy's (0, -inf) for a singular matrix."""
     work, pivots, info = _lu(a)
@@ -239,7 +239,7 @@ def slogdet(a: Array) -> Any:
     return sign, logabsdet
 
 
-@numba.njit(cache=True, nogil=True)
+@library_function
 def det(a: Array) -> Any:
     """The determinant: the product of U's diagonal with the sign of the row swaps."""
     work, pivots, _ = _lu(a)
@@ -251,7 +251,7 @@ def det(a: Array) -> Any:
     return value
 
 
-@numba.njit(cache=True, nogil=True)
+@library_function
 def eigh_into(a: Array, w_out: Array, v_out: Array, lower: bool) -> int:
     """syevd (as NumPy's eigh): ascending eigenvalues, eigenvectors in columns."""
     n = a.shape[0]
@@ -283,7 +283,7 @@ def eigh_into(a: Array, w_out: Array, v_out: Array, lower: bool) -> int:
     return int(ints[4])
 
 
-@numba.njit(cache=True, nogil=True)
+@library_function
 def _gesdd(a: Array, jobz: int, u_columns: int, vt_rows: int) -> Any:
     """gesdd on a copy: (u, s, vt, info) as column-major arrays (u and vt empty for 'N')."""
     m, n = a.shape
@@ -312,7 +312,7 @@ def _gesdd(a: Array, jobz: int, u_columns: int, vt_rows: int) -> Any:
     return u[:, :u_columns], values, vt[:vt_rows], ints[6]
 
 
-@numba.njit(cache=True, nogil=True)
+@library_function
 def svd_into(a: Array, u_out: Array, s_out: Array, vh_out: Array, full_matrices: bool) -> int:
     """gesdd (as NumPy's svd): u, s, vh with a = u diag(s) vh."""
     m, n = a.shape
@@ -336,7 +336,7 @@ def svd_into(a: Array, u_out: Array, s_out: Array, vh_out: Array, full_matrices:
     return int(info)
 
 
-@numba.njit(cache=True, nogil=True)
+@library_function
 def svd_values_into(a: Array, s_out: Array) -> int:
     """gesdd without vectors (as NumPy's svd(compute_uv=False))."""
     m, n = a.shape
@@ -350,7 +350,7 @@ def svd_values_into(a: Array, s_out: Array) -> int:
     return int(info)
 
 
-@numba.njit(cache=True, nogil=True)
+@library_function
 def qr_into(a: Array, q_out: Array, r_out: Array, complete: bool) -> int:
     """geqrf and orgqr (as NumPy's qr): q with orthonormal columns, r upper triangular."""
     m, n = a.shape

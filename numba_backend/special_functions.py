@@ -12,10 +12,8 @@ the bound its docstring states, edges included (poles, zeros, infinities, nan).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from typing import TypeVar, cast
 
-import numba
+from numba_backend.library import library_function
 
 _PI = math.pi
 _SQRT_PI = math.sqrt(math.pi)
@@ -33,16 +31,9 @@ _ZETA_TERMS = (  # B_2j / (2j)!, j = 1..12: Euler-Maclaurin corrections of Hurwi
 _STIRLING = (1 / 12, -1 / 360, 1 / 1260, -1 / 1680, 1 / 1188, -691 / 360360)
 """Coefficients of the correction w(x) = lgamma(x) - Stirling's formula, in 1/x^(2k-1)."""
 
-_Function = TypeVar("_Function", bound=Callable[..., float])
 
 
-def jit(function: _Function) -> _Function:
-    """`numba.njit` with the options every function here shares, typed as the function
-    it compiles (calls between these functions keep their float type for mypy)."""
-    return cast(_Function, numba.njit(cache=True, nogil=True, error_model="numpy")(function))
-
-
-@jit
+@library_function
 def gammaln(x: float) -> float:
     """log|Gamma(x)|: libm's lgamma (within a few ulps of SciPy; +inf at the poles, and
     SciPy's -inf at -inf)."""
@@ -51,7 +42,7 @@ def gammaln(x: float) -> float:
     return math.lgamma(x)
 
 
-@jit
+@library_function
 def digamma(x: float) -> float:
     """psi(x) = d log Gamma / dx: reflection below 0, recurrence up to 10, then the
     asymptotic series. Relative error <= 1e-13, absolute <= 1e-15 near the positive
@@ -81,7 +72,7 @@ def digamma(x: float) -> float:
     return shift + math.log(x) - 0.5 / x - series * inverse_square
 
 
-@jit
+@library_function
 def hurwitz_zeta(s: float, q: float) -> float:
     """zeta(s, q) = sum over k >= 0 of (q + k)^-s for s > 1, by Euler-Maclaurin after
     summing until q + k > 9 (SciPy's conventions: inf at non-positive integer q)."""
@@ -108,7 +99,7 @@ def hurwitz_zeta(s: float, q: float) -> float:
     return total
 
 
-@jit
+@library_function
 def polygamma(n: float, x: float) -> float:
     """psi^(n)(x): digamma for n = 0, else (-1)^(n+1) n! zeta(n + 1, x). Relative
     error <= 1e-12; nan for a negative or fractional order, as SciPy."""
@@ -120,13 +111,13 @@ def polygamma(n: float, x: float) -> float:
     return sign * math.exp(math.lgamma(n + 1)) * hurwitz_zeta(n + 1, x)
 
 
-@jit
+@library_function
 def _log_prefactor(a: float, x: float) -> float:
     """log(x^a e^-x / Gamma(a)), the factor both incomplete-gamma expansions share."""
     return a * math.log(x) - x - math.lgamma(a)
 
 
-@jit
+@library_function
 def _lower_series(a: float, x: float) -> float:
     """P(a, x) by its power series (converges fast for x < a + 1)."""
     term = 1 / a
@@ -139,7 +130,7 @@ def _lower_series(a: float, x: float) -> float:
     return total * math.exp(_log_prefactor(a, x))
 
 
-@jit
+@library_function
 def _upper_fraction(a: float, x: float) -> float:
     """Q(a, x) by Legendre's continued fraction, evaluated by modified Lentz (fast for
     x > a + 1)."""
@@ -165,7 +156,7 @@ def _upper_fraction(a: float, x: float) -> float:
     return h * math.exp(_log_prefactor(a, x))
 
 
-@jit
+@library_function
 def gammainc(a: float, x: float) -> float:
     """The regularized lower incomplete gamma P(a, x). Relative error <= 1e-12 for
     a <= 1e3 where the value exceeds 1e-300 (the shared prefactor loses about
@@ -183,7 +174,7 @@ def gammainc(a: float, x: float) -> float:
     return 1 - _upper_fraction(a, x)
 
 
-@jit
+@library_function
 def gammaincc(a: float, x: float) -> float:
     """The regularized upper incomplete gamma Q(a, x) = 1 - P(a, x), computed directly
     where it is small; bounds as `gammainc`."""
@@ -200,7 +191,7 @@ def gammaincc(a: float, x: float) -> float:
     return _upper_fraction(a, x)
 
 
-@jit
+@library_function
 def gammainc_der_a(a: float, x: float) -> float:
     """d P(a, x) / da = sum over k of t_k (log x - psi(a + k + 1)), t_k the terms of
     P's series (x^(a+k) e^-x / Gamma(a + k + 1)); psi advances by its recurrence. The
@@ -228,7 +219,7 @@ def gammainc_der_a(a: float, x: float) -> float:
     return total
 
 
-@jit
+@library_function
 def _stirling_correction(x: float) -> float:
     """w(x) = lgamma(x) - ((x - 1/2) log x - x + log(2 pi) / 2), for x >= 10."""
     inverse = 1 / x
@@ -239,7 +230,7 @@ def _stirling_correction(x: float) -> float:
     return series * inverse
 
 
-@jit
+@library_function
 def betaln(a: float, b: float) -> float:
     """log|B(a, b)|. Large arguments use Stirling's formula with the differences of logs
     written as log1p, where lgamma(a) + lgamma(b) - lgamma(a + b) would cancel;
@@ -258,7 +249,7 @@ def betaln(a: float, b: float) -> float:
             + b * math.log1p(-a / total) + _stirling_correction(a) + correction)
 
 
-@jit
+@library_function
 def erfcx(x: float) -> float:
     """exp(x^2) erfc(x): x^2 split exactly so exp's argument carries no rounding, and
     the asymptotic series above 25 where erfc underflows. Relative error <= 1e-13."""
@@ -281,7 +272,7 @@ def erfcx(x: float) -> float:
     return total / (x * _SQRT_PI)
 
 
-@jit
+@library_function
 def _exp_square(x: float) -> float:
     """exp(x^2) with x^2 = high + low exactly (Veltkamp's split), exp(high) (1 + low)."""
     high = x * x
@@ -292,7 +283,7 @@ def _exp_square(x: float) -> float:
     return math.exp(high) * (1 + low)
 
 
-@jit
+@library_function
 def _erfc_inverse_guess(z: float) -> float:
     """Winitzki's approximation of erfcinv(z) for 0 < z < 1 (relative error ~2e-3),
     written in log(z (2 - z)) so that it holds down to the smallest z."""
@@ -302,7 +293,7 @@ def _erfc_inverse_guess(z: float) -> float:
     return math.sqrt(math.sqrt(first * first - log_term / a) - first)
 
 
-@jit
+@library_function
 def _erfcinv_tail(z: float) -> float:
     """erfcinv(z) for 0 < z < 1/2: Newton steps on log(erfcx(x)) - x^2 = log(z) from
     Winitzki's guess, so that the smallest z stay in range."""
@@ -316,7 +307,7 @@ def _erfcinv_tail(z: float) -> float:
     return x
 
 
-@jit
+@library_function
 def _erfinv_center(y: float) -> float:
     """erfinv(y) for |y| <= 1/2: Halley steps on erf from Winitzki's guess."""
     if y == 0:
@@ -329,7 +320,7 @@ def _erfinv_center(y: float) -> float:
     return x
 
 
-@jit
+@library_function
 def erfcinv(z: float) -> float:
     """The inverse of erfc on (0, 2): the Newton tail below 1/2 (and, by symmetry,
     above 3/2), erfinv(1 - z) between, where 1 - z is exact. Relative error <= 1e-13."""
@@ -346,7 +337,7 @@ def erfcinv(z: float) -> float:
     return _erfinv_center(1 - z)
 
 
-@jit
+@library_function
 def erfinv(y: float) -> float:
     """The inverse of erf on (-1, 1): Halley steps on erf near 0, the erfc tail
     (1 - |y| exact) beyond 1/2. Relative error <= 1e-13."""
@@ -359,7 +350,7 @@ def erfinv(y: float) -> float:
     return math.copysign(_erfcinv_tail(1 - abs(y)), y)
 
 
-@jit
+@library_function
 def _ive_series(v: float, x: float) -> float:
     """I_v(x) e^-x by the power series sum (x/2)^(2k+v) / (k! Gamma(k+v+1)): the terms
     relative to the first are built by their ratio and summed with a running scale
@@ -394,7 +385,7 @@ def _ive_series(v: float, x: float) -> float:
     return sign * math.exp(log_value)
 
 
-@jit
+@library_function
 def _ive_asymptotic(v: float, x: float) -> float:
     """I_v(x) e^-x ~ (2 pi x)^-1/2 sum (-1)^k a_k(v) / x^k for large x (Hankel)."""
     mu = 4 * v * v
@@ -410,7 +401,7 @@ def _ive_asymptotic(v: float, x: float) -> float:
     return total / math.sqrt(2 * _PI * x)
 
 
-@jit
+@library_function
 def ive(v: float, x: float) -> float:
     """I_v(x) e^-|x| for real v and x (negative x for integer v only, else nan, as
     SciPy). The series below x = 30 + v^2 / 2, Hankel's expansion above it. Relative
@@ -436,13 +427,13 @@ def ive(v: float, x: float) -> float:
     return _ive_series(v, x)
 
 
-@jit
+@library_function
 def i0(x: float) -> float:
     """I_0(x) = ive(0, x) e^|x| (inf beyond about 713). Relative error <= 1e-14."""
     return ive(0.0, x) * math.exp(abs(x))
 
 
-@jit
+@library_function
 def i1(x: float) -> float:
     """I_1(x) = ive(1, x) e^|x| (odd in x). Relative error <= 1e-14."""
     return ive(1.0, x) * math.exp(abs(x))

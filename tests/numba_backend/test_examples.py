@@ -10,7 +10,14 @@ import pytest
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
-@pytest.mark.parametrize("name", ["rnn.py", "gaussian_model.py"])
-def test_example_runs(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "name, check",
+    [
+        ("rnn.py", "matches evaluate"),
+        ("gaussian_model.py", "match scipy.stats and finite differences"),
+        ("metropolis.py", "compiled chain matches evaluate"),
+    ],
+)
+def test_example_runs(name: str, check: str, capsys: pytest.CaptureFixture[str]) -> None:
     runpy.run_path(str(EXAMPLES / name), run_name="__main__")
-    assert "matches evaluate" in capsys.readouterr().out
+    assert check in capsys.readouterr().out
