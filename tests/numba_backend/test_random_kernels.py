@@ -4,6 +4,8 @@ a loop carrying the state; the caller's state array is never written."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 import ops as pt
@@ -11,9 +13,12 @@ from fgraph import Variable, evaluate
 from numba_backend import function
 
 
+Draw = Callable[[Variable], tuple[Variable, Variable]]
+
+
 def _every_distribution(s: Variable) -> list[Variable]:
     draws: list[Variable] = []
-    for build in (
+    builders: list[Draw] = [
         lambda s: pt.random.uniform(s, -1.0, 3.0, size=(50,)),
         lambda s: pt.random.normal(s, np.arange(3.0), 2.0, size=(40, 3)),
         lambda s: pt.random.standard_normal(s, size=(30,)),
@@ -31,7 +36,8 @@ def _every_distribution(s: Variable) -> list[Variable]:
         lambda s: pt.random.multivariate_normal(s, np.zeros(2), np.array([[2.0, 0.5], [0.5, 1.0]]), size=(5,)),
         lambda s: pt.random.dirichlet(s, np.array([0.5, 1.0, 4.0]), size=(4,)),
         lambda s: pt.random.dirichlet(s, np.array([0.05, 0.02]), size=(3,)),
-    ):
+    ]
+    for build in builders:
         s, sample = build(s)
         draws.append(sample)
     return [s, *draws]
