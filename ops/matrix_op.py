@@ -12,6 +12,7 @@ NumPy does.
 
 from __future__ import annotations
 
+import abc
 from typing import ClassVar
 
 import attrs
@@ -32,24 +33,24 @@ FLOAT_DTYPES = ("float32", "float64")
 
 
 @attrs.frozen(cache_hash=True)
-class MatrixOp(Op):
+class MatrixOp(Op, abc.ABC):
     """An op over the trailing `core_ranks[k]` axes of input k, batched over the rest."""
 
     core_ranks: ClassVar[tuple[int, ...]]
     output_count: ClassVar[int] = 1
 
+    @abc.abstractmethod
     def core_shapes(self, *input_cores: Shape) -> tuple[Shape, ...]:
         """The outputs' core shapes for these input core shapes (None: unknown length);
         raise ShapeError naming the op for shapes it cannot take."""
-        raise NotImplementedError
 
     def output_dtypes(self, dtype: str) -> tuple[str, ...]:
         """The outputs' dtypes when the inputs promote to `dtype` (float32 or float64)."""
         return (dtype,) * self.output_count
 
+    @abc.abstractmethod
     def core_perform(self, *cores: Array) -> tuple[Array, ...]:
         """The outputs for one batch element (inputs already of the output dtype)."""
-        raise NotImplementedError
 
     def batch_rank(self, input_types: tuple[TensorType, ...]) -> int:
         return input_types[0].ndim - self.core_ranks[0]
