@@ -86,3 +86,13 @@ def test_a_million_normal_draws_match_numpy() -> None:
     np.testing.assert_array_equal(draws, expected)
     # vecmath's exp is within 1 ulp of NumPy's, not bit for bit:
     np.testing.assert_allclose(transformed, np.exp(expected / 2), rtol=4e-16)
+
+
+def test_reparameterized_gradients_compile() -> None:
+    """d/d(loc, scale) of sum(normal draws) is (n, sum(z)): the same z as the draw."""
+    state, loc, scale = pt.random.state("s"), pt.scalar("loc"), pt.scalar("scale")
+    _, x = pt.random.normal(state, loc, scale, size=(1000,))
+    compiled = function([state, loc, scale], pt.grad(pt.sum(x), [loc, scale]))
+    d_loc, d_scale = compiled(pt.random.seed(4), 1.0, 3.0)
+    assert d_loc == 1000.0
+    np.testing.assert_allclose(d_scale, np.random.default_rng(4).standard_normal(1000).sum(), rtol=1e-12)
