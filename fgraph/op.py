@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 Array = np.ndarray[Any, np.dtype[Any]]
 
 
+Vectorized = tuple[tuple["Variable", ...], tuple[bool, ...]]
+"""A vectorization rule's result: the outputs, and which carry the batch axes."""
+
 class Op(Frozen):
     """Base of all ops. Subclasses are `@attrs.frozen` classes: fields are parameters,
     equality and hashing are by fields, so equal parameters mean the same op."""
@@ -96,6 +99,16 @@ class Op(Frozen):
     ) -> tuple[Variable | None, ...]:
         """Tangents of the outputs given those of the inputs (None means zero)."""
         raise NotImplementedError(f"{self} has no pushforward (forward-mode derivative)")
+
+    def vectorize(
+        self, inputs: tuple[Variable, ...], batched: tuple[bool, ...], batch_ndim: int
+    ) -> Vectorized | None:
+        """This op mapped over `batch_ndim` leading batch axes: the inputs flagged in
+        `batched` carry those axes in front of their own, the others do not. Returns
+        the outputs and which of them carry the batch axes, or None where the op has no
+        rule of its own: `ops.vectorize_graph` then loops over the batch (a `scan` map),
+        so every op can be vectorized; a rule only makes it one batched operation."""
+        return None
 
     def make_node(self, *inputs: Variable) -> Apply:
         """The (interned) node applying this op to `inputs`."""

@@ -135,6 +135,7 @@ from ops.grad import DisconnectedInputError, grad, hessian, jacobian, jvp, vjp
 from ops import linalg as linalg
 from ops.einsum import einsum
 from ops.linalg import kron
+from ops.vectorize import vectorize_graph, vmap
 from ops import random as random
 from ops import special as special
 from ops.special import (
@@ -416,7 +417,9 @@ __all__ = [
     "until",
     "var",
     "vector",
+    "vectorize_graph",
     "vjp",
+    "vmap",
     "where",
     "zeros",
     "zeros_like",

@@ -10,14 +10,14 @@ length is taken to match the target, not to be stretched.
 from __future__ import annotations
 
 import abc
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import attrs
 import numpy as np
 
 from fgraph import Op, ShapeError, TensorType, Variable, format_shape
 from fgraph.dtypes import is_inexact
-from fgraph.op import Array
+from fgraph.op import Array, Vectorized
 from fgraph.operators import TensorLike
 from fgraph.types import Shape as StaticShape
 from ops.convert import as_tensor
@@ -100,6 +100,29 @@ class Stretch(Op, abc.ABC):
     shape: StaticShape
     operand: ClassVar[str]
     """How error messages name the first input."""
+
+    if TYPE_CHECKING:  # the attrs subclasses take their static shape first
+
+        def __init__(self, shape: StaticShape) -> None: ...
+
+    def vectorize(
+        self, inputs: tuple[Variable, ...], batched: tuple[bool, ...], batch_ndim: int
+    ) -> Vectorized | None:
+        """The value, with its batch axes in front, stretched to the batch lengths and the
+        target shape (an unbatched target)."""
+        if batched[1]:
+            return None
+        value, target = inputs
+        rank = len(self.shape)
+        value = DimShuffle((*range(batch_ndim), *(None,) * (rank - value.ndim + batch_ndim),
+                            *range(batch_ndim, value.ndim)))(value)
+        batch = [value.type.shape[k] if value.type.shape[k] is not None else value.shape[k]
+                 for k in range(batch_ndim)]
+        entries = [self.shape[k] if self.shape[k] is not None else target[k] for k in range(rank)]
+        stretched = type(self)((*value.type.shape[:batch_ndim], *self.shape))
+        from ops.shape_vector import as_shape_vector
+        vector = as_shape_vector([*batch, *entries], str(self))
+        return (stretched(value, vector.variable),), (True,)
 
     def infer(self, *input_types: TensorType) -> tuple[TensorType, ...]:
         if len(input_types) != 2:

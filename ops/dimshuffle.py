@@ -13,7 +13,7 @@ import attrs
 import numpy as np
 
 from fgraph import Op, ShapeError, TensorType, Variable
-from fgraph.op import Array
+from fgraph.op import Array, Vectorized
 from fgraph.operators import TensorLike
 from ops.convert import as_tensor
 
@@ -32,6 +32,13 @@ class DimShuffle(Op):
     axis of length 1): `order` lists, per output axis, the input axis it takes. A view."""
 
     order: tuple[int | None, ...] = attrs.field(converter=_as_order)
+
+    def vectorize(
+        self, inputs: tuple[Variable, ...], batched: tuple[bool, ...], batch_ndim: int
+    ) -> Vectorized | None:
+        """The batch axes stay in front; the order shifts past them."""
+        shifted = tuple(None if axis is None else axis + batch_ndim for axis in self.order)
+        return (DimShuffle((*range(batch_ndim), *shifted))(inputs[0]),), (True,)
 
     @property
     def kept(self) -> tuple[int, ...]:

@@ -22,7 +22,7 @@ import numpy.typing as npt
 
 from fgraph import Op, ShapeError, TensorType, Variable, as_dtype, broadcast_shapes
 from fgraph.dtypes import is_inexact
-from fgraph.op import Array
+from fgraph.op import Array, Vectorized
 from fgraph.operators import TensorLike
 from ops.convert import as_condition, as_tensor, as_tensors_weak
 from ops.dimshuffle import DimShuffle, left_pad_rank
@@ -130,6 +130,14 @@ class ElementwiseOp(Op):
 
     __slots__ = ()
     destroy_map: tuple[tuple[int, int], ...]
+
+    def vectorize(
+        self, inputs: tuple[Variable, ...], batched: tuple[bool, ...], batch_ndim: int
+    ) -> Vectorized | None:
+        """Elementwise over batch axes: unbatched operands get leading axes of length 1."""
+        padded = [v if flag else left_pad_rank(v, v.ndim + batch_ndim) for v, flag in zip(inputs, batched)]
+        outputs = self.apply(*padded)
+        return outputs, (True,) * len(outputs)
 
     def inplace_candidates(
         self, input_types: tuple[TensorType, ...], output_types: tuple[TensorType, ...]

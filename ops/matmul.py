@@ -13,7 +13,7 @@ import numpy as np
 
 from fgraph import Op, ShapeError, TensorType, Variable, broadcast_shapes, format_shape, promote
 from fgraph.dtypes import is_inexact
-from fgraph.op import Array
+from fgraph.op import Array, Vectorized
 from fgraph.operators import TensorLike
 from ops.convert import as_tensor
 from ops.dimshuffle import DimShuffle, left_pad_rank
@@ -25,6 +25,15 @@ from ops.shape import flatten
 @attrs.frozen(cache_hash=True)
 class MatMul(Op):
     """`x @ y` for inputs of equal rank >= 2: (..., m, k) @ (..., k, n) -> (..., m, n)."""
+
+    def vectorize(
+        self, inputs: tuple[Variable, ...], batched: tuple[bool, ...], batch_ndim: int
+    ) -> Vectorized | None:
+        """Batch axes are MatMul's own leading axes: an unbatched operand gets leading
+        axes of length 1, which broadcast."""
+        rank = max(v.ndim for v, flag in zip(inputs, batched) if flag)
+        x, y = (left_pad_rank(v, rank) for v in inputs)
+        return (self(x, y),), (True,)
 
     def infer(self, *input_types: TensorType) -> tuple[TensorType, ...]:
         if len(input_types) != 2:

@@ -19,7 +19,7 @@ import attrs
 import numpy as np
 
 from fgraph import DTypeError, Op, ShapeError, TensorType, Variable, broadcast_shapes, promote
-from fgraph.op import Array
+from fgraph.op import Array, Vectorized
 from fgraph.operators import TensorLike
 from ops.convert import as_tensor
 from ops.dimshuffle import DimShuffle
@@ -38,6 +38,16 @@ class MatrixOp(Op, abc.ABC):
 
     core_ranks: ClassVar[tuple[int, ...]]
     output_count: ClassVar[int] = 1
+
+    def vectorize(
+        self, inputs: tuple[Variable, ...], batched: tuple[bool, ...], batch_ndim: int
+    ) -> Vectorized | None:
+        """Batch axes join the op's own leading axes: unbatched operands get leading axes
+        of length 1, which broadcast."""
+        padded = [v if flag else DimShuffle((*(None,) * batch_ndim, *range(v.ndim)))(v)
+                  for v, flag in zip(inputs, batched)]
+        outputs = self.apply(*padded)
+        return outputs, (True,) * len(outputs)
 
     @abc.abstractmethod
     def core_shapes(self, *input_cores: Shape) -> tuple[Shape, ...]:

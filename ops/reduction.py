@@ -25,7 +25,7 @@ import numpy as np
 
 from fgraph import DTypeError, Op, ShapeError, TensorType, Variable
 from fgraph.dtypes import is_complex, is_inexact
-from fgraph.op import Array, NonDifferentiable
+from fgraph.op import Array, NonDifferentiable, Vectorized
 from fgraph.operators import Axis, TensorLike
 from ops.convert import as_tensor
 from ops.dimshuffle import DimShuffle
@@ -118,6 +118,13 @@ class Reduction(Op, abc.ABC):
     NumPy implementation (`reduce`), which also fixes the output dtype as NumPy's."""
 
     axes: tuple[int, ...] = attrs.field(converter=_as_axes, validator=_check_axes)
+
+    def vectorize(
+        self, inputs: tuple[Variable, ...], batched: tuple[bool, ...], batch_ndim: int
+    ) -> Vectorized | None:
+        """The same reduction over the axes shifted past the batch axes."""
+        shifted = attrs.evolve(self, axes=tuple(axis + batch_ndim for axis in self.axes))
+        return shifted.apply(inputs[0]), (True,)
 
     @abc.abstractmethod
     def reduce(self, x: Array, axes: tuple[int, ...]) -> Array:
@@ -316,6 +323,14 @@ class ArgExtremum(NonDifferentiable, abc.ABC):
 
     axis: int | None = attrs.field(converter=_as_axis, validator=_check_optional_axis)
 
+    def vectorize(
+        self, inputs: tuple[Variable, ...], batched: tuple[bool, ...], batch_ndim: int
+    ) -> Vectorized | None:
+        """Along the shifted axis (a flattening `axis=None` is looped instead)."""
+        if self.axis is None:
+            return None
+        return attrs.evolve(self, axis=self.axis + batch_ndim).apply(inputs[0]), (True,)
+
     @abc.abstractmethod
     def reduce(self, x: Array) -> Array:
         """NumPy's implementation, e.g. `numpy.argmax(x, self.axis)`."""
@@ -364,6 +379,12 @@ class Cumulative(Op, abc.ABC):
 
     axis: int = attrs.field(converter=operator.index, validator=_check_axis)
     reverse: bool = attrs.field(default=False, converter=bool)
+
+    def vectorize(
+        self, inputs: tuple[Variable, ...], batched: tuple[bool, ...], batch_ndim: int
+    ) -> Vectorized | None:
+        """Along the axis shifted past the batch axes."""
+        return attrs.evolve(self, axis=self.axis + batch_ndim).apply(inputs[0]), (True,)
 
     @abc.abstractmethod
     def scan(self, x: Array, axis: int) -> Array:

@@ -14,7 +14,7 @@ import attrs
 import numpy as np
 
 from fgraph import Op, ShapeError, TensorType, Variable, format_shape
-from fgraph.op import Array
+from fgraph.op import Array, Vectorized
 from fgraph.operators import TensorLike
 from fgraph.types import Shape as StaticShape
 from ops.convert import as_tensor
@@ -51,6 +51,17 @@ class Reshape(Op):
     the others)."""
 
     target: StaticShape = attrs.field(converter=_as_reshape_target)
+
+    def vectorize(
+        self, inputs: tuple[Variable, ...], batched: tuple[bool, ...], batch_ndim: int
+    ) -> Vectorized | None:
+        """Each element reshaped: the batch lengths, then the target (unbatched)."""
+        if batched[1]:
+            return None
+        x, target = inputs
+        batch = [x.type.shape[k] if x.type.shape[k] is not None else x.shape[k] for k in range(batch_ndim)]
+        entries = [self.target[k] if self.target[k] is not None else target[k] for k in range(len(self.target))]
+        return (reshape(x, [*batch, *entries]),), (True,)
 
     @property
     def view_map(self) -> tuple[tuple[int, int], ...]:

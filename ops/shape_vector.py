@@ -19,7 +19,7 @@ import numpy as np
 
 from fgraph import Constant, DTypeError, Op, ShapeError, TensorType, Variable, format_shape
 from fgraph.dtypes import is_integer
-from fgraph.op import Array, NonDifferentiable
+from fgraph.op import Array, NonDifferentiable, Vectorized
 from fgraph.operators import TensorLike
 from fgraph.types import Shape as StaticShape
 from ops.convert import as_tensor, constant
@@ -36,6 +36,12 @@ ShapeLike: TypeAlias = TensorLike
 class Shape(NonDifferentiable):
     """The shape of `x` as an int64 vector whose static length is `x`'s rank."""
 
+    def vectorize(
+        self, inputs: tuple[Variable, ...], batched: tuple[bool, ...], batch_ndim: int
+    ) -> Vectorized | None:
+        """The shape of one element: the same for every element, so not batched."""
+        return (Shape()(inputs[0])[batch_ndim:],), (False,)
+
     def infer(self, *input_types: TensorType) -> tuple[TensorType, ...]:
         if len(input_types) != 1:
             raise TypeError(f"{self}: expected 1 input, got {len(input_types)}")
@@ -50,6 +56,12 @@ class ShapeI(NonDifferentiable):
     """The length of `x` along `axis`, an int64 scalar (PyTensor's `Shape_i`)."""
 
     axis: int = attrs.field(converter=int)
+
+    def vectorize(
+        self, inputs: tuple[Variable, ...], batched: tuple[bool, ...], batch_ndim: int
+    ) -> Vectorized | None:
+        """The length of one element's axis: not batched."""
+        return (ShapeI(self.axis + batch_ndim)(inputs[0]),), (False,)
 
     def infer(self, *input_types: TensorType) -> tuple[TensorType, ...]:
         if len(input_types) != 1:

@@ -15,7 +15,7 @@ import attrs
 
 from fgraph import DTypeError, Op, TensorType, Variable
 from fgraph.dtypes import can_cast_safely, is_integer
-from fgraph.op import Array
+from fgraph.op import Array, Vectorized
 from fgraph.operators import TensorLike
 from ops.advanced_subtensor import AdvancedIncSubtensor, AdvancedSubtensor
 from ops.convert import as_tensor, as_tensors_weak
@@ -37,6 +37,9 @@ from ops.indexing import (
     types_per_entry,
 )
 from ops.reshape import flatten
+from ops.broadcast import broadcast_to
+from ops.dimshuffle import left_pad_rank
+from ops.indexing import FULL_SLICE
 
 Shape = tuple[int | None, ...]
 
@@ -70,6 +73,15 @@ class Subtensor(IndexRead):
     idx_list: tuple[Entry, ...] = attrs.field(converter=as_entries)
     advanced: ClassVar[bool] = False
 
+    def vectorize(
+        self, inputs: tuple[Variable, ...], batched: tuple[bool, ...], batch_ndim: int
+    ) -> Vectorized | None:
+        """Full slices over the batch axes, when only `x` is batched."""
+        if any(batched[1:]):
+            return None
+        entries = (*(FULL_SLICE,) * batch_ndim, *self.idx_list)
+        return (Subtensor(entries)(*inputs),), (True,)
+
     @property
     def view_map(self) -> tuple[tuple[int, int], ...]:
         return ((0, 0),)  # the result may be a view of the input
@@ -92,6 +104,23 @@ class IncSubtensor(IndexUpdate):
     set_instead_of_inc: bool = False
     destroy_map: tuple[tuple[int, int], ...] = attrs.field(default=(), converter=as_destroy_map)
     advanced: ClassVar[bool] = False
+
+    def vectorize(
+        self, inputs: tuple[Variable, ...], batched: tuple[bool, ...], batch_ndim: int
+    ) -> Vectorized | None:
+        """Full slices over the batch axes, when the indices are not batched: an
+        unbatched `x` is broadcast to the batch, an unbatched value broadcasts."""
+        if any(batched[2:]):
+            return None
+        x, y, *indices = inputs
+        if not batched[0]:
+            lengths = [*y.shape[:batch_ndim], *x.shape]
+            x = broadcast_to(left_pad_rank(x, x.ndim + batch_ndim), lengths)
+        if not batched[1]:
+            y = left_pad_rank(y, y.ndim + batch_ndim)
+        entries = (*(FULL_SLICE,) * batch_ndim, *self.idx_list)
+        op = IncSubtensor(entries, set_instead_of_inc=self.set_instead_of_inc)
+        return (op(x, y, *indices),), (True,)
 
     def indexed_shape(
         self, x: TensorType, index_types: tuple[TensorType, ...]
