@@ -115,7 +115,7 @@ def test_ops_with_rules_are_batched_not_looped() -> None:
     assert isinstance(loop, Variable)
     scans = [node.op for node in toposort([loop]) if isinstance(node.op, Scan)]
     assert len(scans) == 1  # one loop whose body is batched, not a loop of loops
-    assert isinstance(scans[0], Scan) and scans[0].inner_graph.inputs[0].type.shape == (None, 5)
+    assert scans[0].inner_graph.inputs[0].type.shape == (None, 5)
 
 
 def test_grad_of_vmap() -> None:
