@@ -1,0 +1,181 @@
+"""Splitting an optimized graph along a data axis, for running it over chunked data.
+
+Some inputs are split into chunks of rows along a data axis. Every variable of the
+optimized graph is then either *rows* or *global*:
+- a rows variable keeps the data axis, at a known position, and each chunk's rows depend
+  only on that chunk's rows: elementwise work, transposes, reductions over other axes,
+  and `X @ w` for a global `w`;
+- a global variable is the same for the whole data set.
+
+A node that reduces a rows variable over its data axis is a *boundary*: `Sum`, `Max`,
+`Min`, `Prod`, `All`, `Any`, a `MatMul` contracting the data axis of both operands
+(`X.T @ r`, the gradients of such sums), and the data axis's length (`Shape`,
+`ShapeI`). Its value on the whole data set combines the values on the chunks: sums
+add, maxima take the maximum, lengths add. Work that reads a combined value is
+computed after it, so boundaries come in *levels*. `logsumexp`, for instance, first
+takes a maximum (level 0), then sums the exponentials shifted by it (level 1). A mean
+is a sum and a count.
+
+Any other use of the data axis raises `UnsplittableGraphError` naming the node: sorting,
+indexing, reshaping or cumulating along it, or mixing rows with a global value that has
+the full data axis.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import attrs
+
+from fgraph import Graph, Input, Variable, toposort
+from fgraph.node import Apply
+from ops.dimshuffle import DimShuffle
+from ops.elemwise import ElementwiseOp
+from ops.matmul import MatMul
+from ops.reduction import All, Any, Max, Min, Prod, Reduction, Sum
+from ops.shape_vector import Shape, ShapeI
+
+COMBINES = {Sum: "sum", Prod: "prod", Max: "max", Min: "min", All: "all", Any: "any"}
+
+
+class UnsplittableGraphError(ValueError):
+    """The graph uses its data axis in a way chunks cannot compute independently."""
+
+
+@attrs.frozen
+class Rows:
+    """A variable that keeps the data axis at `axis`, computed per chunk at `level`."""
+
+    axis: int
+    level: int
+
+
+@attrs.frozen
+class Global:
+    """A variable that is the same for the whole data set, available after the
+    boundaries of levels below `level` are combined."""
+
+    level: int
+
+
+Kind = Rows | Global
+
+
+@attrs.frozen
+class Boundary:
+    """A node reducing a rows variable over its data axis: its per-chunk value (the same
+    op on the chunk) and how those combine (`sum`, `max`, ..., or `shape`: the first
+    chunk's shape with the data axis's entry summed)."""
+
+    node: Apply
+    combine: str
+    level: int
+    data_axis: int
+    placeholder: Input
+
+
+@attrs.frozen
+class SplitGraph:
+    """The boundaries of a graph in level order and the kind of each output."""
+
+    boundaries: tuple[Boundary, ...]
+    output_kinds: tuple[Kind, ...]
+
+    @property
+    def levels(self) -> int:
+        return 1 + max((b.level for b in self.boundaries), default=-1)
+
+
+def split(graph: Graph, data_axes: Mapping[Variable, int]) -> SplitGraph:
+    """Classify `graph`'s variables given the data axis of each chunked input."""
+    kinds: dict[Variable, Kind] = {v: Rows(axis, 0) for v, axis in data_axes.items()}
+    boundaries: list[Boundary] = []
+    for node in toposort(graph.outputs):
+        inputs = [kinds.get(v, Global(0)) for v in node.inputs]
+        if not any(isinstance(kind, Rows) for kind in inputs):
+            level = max((kind.level for kind in inputs), default=0)
+            for output in node.outputs:
+                kinds[output] = Global(level)
+            continue
+        result = _classify(node, inputs)
+        if isinstance(result, Boundary):
+            boundaries.append(result)
+            kinds[node.outputs[0]] = Global(result.level + 1)
+        else:
+            for output in node.outputs:
+                kinds[output] = result
+    return SplitGraph(tuple(boundaries), tuple(kinds.get(o, Global(0)) for o in graph.outputs))
+
+
+def _level(inputs: Sequence[Kind]) -> int:
+    return max(kind.level for kind in inputs)
+
+
+def _unsplittable(node: Apply, why: str) -> UnsplittableGraphError:
+    return UnsplittableGraphError(f"cannot split {node.op} along the data axis: {why}")
+
+
+def _classify(node: Apply, inputs: list[Kind]) -> Kind | Boundary:
+    op = node.op
+    level = _level(inputs)
+    rows = [(k, kind) for k, kind in enumerate(inputs) if isinstance(kind, Rows)]
+    first = rows[0][1]
+    assert isinstance(first, Rows)
+    if isinstance(op, ElementwiseOp):
+        if any(isinstance(kind, Rows) and kind.axis != first.axis for kind in inputs):
+            raise _unsplittable(node, "its operands have the data axis at different positions")
+        for value, kind in zip(node.inputs, inputs):
+            if isinstance(kind, Global) and value.type.shape[first.axis] != 1:
+                raise _unsplittable(node, f"it mixes rows with {value.type}, a value that spans the data axis")
+        return Rows(first.axis, level)
+    if isinstance(op, DimShuffle):
+        if first.axis not in op.order:
+            raise _unsplittable(node, "it drops the data axis")
+        return Rows(op.order.index(first.axis), level)
+    if isinstance(op, Reduction):
+        if first.axis in op.axes:
+            return _boundary(node, COMBINES[type(op)], level, first.axis)
+        return Rows(first.axis - sum(axis < first.axis for axis in op.axes), level)
+    if isinstance(op, (Shape, ShapeI)):
+        combine = "shape" if isinstance(op, Shape) else ("sum" if op.axis == first.axis else "first")
+        return _boundary(node, combine, level, first.axis)
+    if isinstance(op, MatMul):
+        return _matmul(node, inputs, level)
+    raise _unsplittable(node, "it has no rule for chunked rows")
+
+
+def _matmul(node: Apply, inputs: list[Kind], level: int) -> Kind | Boundary:
+    rank = node.inputs[0].ndim
+    x_kind, y_kind = inputs
+    x_axis = x_kind.axis if isinstance(x_kind, Rows) else None
+    y_axis = y_kind.axis if isinstance(y_kind, Rows) else None
+    if x_axis == rank - 1 and y_axis == rank - 2:
+        return _boundary(node, "sum", level, x_axis)  # the data axis is contracted
+    if x_axis is not None and x_axis < rank - 1 and (y_axis == x_axis or (
+            y_axis is None and (x_axis == rank - 2 or node.inputs[1].type.shape[x_axis] == 1))):
+        return Rows(x_axis, level)
+    if y_axis is not None and y_axis != rank - 2 and x_axis is None and (
+            y_axis == rank - 1 or node.inputs[0].type.shape[y_axis] == 1):
+        return Rows(y_axis, level)
+    raise _unsplittable(node, "it contracts the data axis of one operand only, or mixes data axes")
+
+
+def _boundary(node: Apply, combine: str, level: int, data_axis: int) -> Boundary:
+    output = node.outputs[0]
+    placeholder = Input(output.type, f"combined {node.op}")
+    return Boundary(node, combine, level, data_axis, placeholder)
+
+
+def rebuilt(outputs: Sequence[Variable], replace: Mapping[Variable, Variable]) -> list[Variable]:
+    """`outputs` recomputed with `replace` substituted, every op out of place (the
+    optimized graph's inplace ops would write into what are now function inputs)."""
+    memo: dict[Variable, Variable] = dict(replace)
+    for node in toposort(outputs):
+        if all(output in replace for output in node.outputs):
+            continue  # a replaced node: what it read is not needed
+        if all(v not in memo for v in node.inputs) and not node.op.destroy_map:
+            continue
+        op = node.op.with_destroy_map(()) if node.op.destroy_map else node.op
+        for old, new in zip(node.outputs, op.apply(*(memo.get(v, v) for v in node.inputs))):
+            memo[old] = new
+    return [memo.get(output, output) for output in outputs]

@@ -1,0 +1,13 @@
+# The parts of Dask that fgraph uses (numba_backend.dask and its tests).
+from collections.abc import Callable
+from typing import Any
+
+class Delayed:
+    key: Any
+    def __call__(self, *args: Any, **kwargs: Any) -> Delayed: ...
+    def compute(self, **kwargs: Any) -> Any: ...
+
+def delayed(obj: Any, pure: bool | None = ..., name: str | None = ...) -> Delayed: ...
+def compute(*args: Any, **kwargs: Any) -> tuple[Any, ...]: ...
+
+__version__: str

@@ -1,0 +1,9 @@
+from typing import Any
+
+from dask.array import Array
+
+class Generator:
+    def normal(self, loc: float = ..., scale: float = ..., size: Any = ..., chunks: Any = ...) -> Array: ...
+    def random(self, size: Any = ..., chunks: Any = ...) -> Array: ...
+
+def default_rng(seed: int | None = ...) -> Generator: ...
