@@ -1,6 +1,6 @@
 """Generate `docs/api.md`, the API reference, from the docstrings of the public names
 (each package's `__all__`) of `fgraph`, `ops` (with its namespaces `pt.linalg`,
-`pt.special` and `pt.random`), `rewrite` and `numba_backend`.
+`pt.special` and `pt.random`), `rewrite` and `numba_backend` (with `numba_backend.dask`).
 
     python docs/make_api.py          # rewrite docs/api.md
     python docs/make_api.py --check  # exit 1 if docs/api.md is out of date
@@ -15,7 +15,10 @@ import inspect
 import sys
 from pathlib import Path
 
-PACKAGES = ("fgraph", "ops", "ops.linalg", "ops.special", "ops.random", "rewrite", "numba_backend")
+PACKAGES = (
+    "fgraph", "ops", "ops.linalg", "ops.special", "ops.random", "rewrite", "numba_backend",
+    "numba_backend.dask",
+)
 TARGET = Path(__file__).resolve().parent / "api.md"
 
 
