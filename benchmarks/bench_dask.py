@@ -57,7 +57,7 @@ def main() -> None:
     rows_per_chunk = options.rows // options.chunks
 
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+                                  dashboard_address=":0") as cluster, distributed.Client(cluster) as client:
         rng = da.random.default_rng(0)
         X_chunks = client.persist(rng.normal(size=(options.rows, FEATURES), chunks=(rows_per_chunk, FEATURES)))
         y_chunks = client.persist((rng.random(size=options.rows, chunks=rows_per_chunk) < 0.5).astype(np.float64))

@@ -27,7 +27,15 @@ from typing import Any
 import numpy as np
 
 from fgraph import Graph, Input, Variable
-from numba_backend.data_split import Boundary, Global, Rows, SplitGraph, UnsplittableGraphError, rebuilt, split
+from numba_backend.data_split import (
+    Boundary,
+    Global,
+    Rows,
+    SplitGraph,
+    UnsplittableGraphError,
+    rebuilt,
+    split,
+)
 from numba_backend.function import CompiledFunction, function
 
 __all__ = ["DaskFunction", "UnsplittableGraphError", "dask_function"]
@@ -82,7 +90,8 @@ class DaskFunction:
             task = dask.delayed(compiled)
             known = [combined[b.placeholder] for b in self._below(level)]
             per_chunk = [
-                task(*[chunk[k] if chunk[k] is not None else whole[k] for k in range(len(inputs))], *known)
+                task(*[block if block is not None else value for block, value in zip(chunk, whole)],
+                     *known)
                 for chunk in blocks
             ]
             for number, boundary in enumerate(boundaries):
@@ -113,7 +122,9 @@ class DaskFunction:
         one's chunks there and to one chunk along its other axes."""
         import dask.array as da
 
-        chunked = [(k, self.data_axes[v]) for k, v in enumerate(self.graph.inputs) if v in self.data_axes]
+        chunked = [
+            (k, self.data_axes[v]) for k, v in enumerate(self.graph.inputs) if v in self.data_axes
+        ]
         first_index, first_axis = chunked[0]
         first = da.asarray(arguments[first_index])
         lengths = [int(n) for n in first.chunks[first_axis]]
@@ -131,7 +142,9 @@ class DaskFunction:
                   for i in range(len(lengths))]
         return blocks, lengths
 
-    def _rows_output(self, per_chunk: list[Any], offset: int, output_number: int, lengths: list[int]) -> Any:
+    def _rows_output(
+        self, per_chunk: list[Any], offset: int, output_number: int, lengths: list[int]
+    ) -> Any:
         import dask
         import dask.array as da
 

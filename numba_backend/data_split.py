@@ -126,7 +126,8 @@ def _classify(node: Apply, inputs: list[Kind]) -> Kind | Boundary:
             raise _unsplittable(node, "its operands have the data axis at different positions")
         for value, kind in zip(node.inputs, inputs):
             if isinstance(kind, Global) and value.type.shape[first.axis] != 1:
-                raise _unsplittable(node, f"it mixes rows with {value.type}, a value that spans the data axis")
+                why = f"it mixes rows with {value.type}, a value that spans the data axis"
+                raise _unsplittable(node, why)
         return Rows(first.axis, level)
     if isinstance(op, DimShuffle):
         if first.axis not in op.order:

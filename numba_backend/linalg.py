@@ -53,9 +53,10 @@ def _lines(
         wrong += [f"{other}.shape[{axis}] != {batch[-1]}" for other in sources[1:]]
     if wrong:
         shapes = ", ".join("{}" for _ in inputs)
+        labels = ", ".join(node.label(k) for k in range(len(inputs)))
         lines += [
             f"if {' or '.join(wrong)}:",
-            f"    raise ValueError('{_name(op)} of {', '.join(node.label(k) for k in range(len(inputs)))}: "
+            f"    raise ValueError('{_name(op)} of {labels}: "
             f"the shapes do not fit (square matrices, equal contracted lengths, batch axes "
             f"equal or of static length 1): {shapes}', {', '.join(f'{x}.shape' for x in inputs)})",
         ]

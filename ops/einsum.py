@@ -73,14 +73,20 @@ def _parse(subscripts: str, values: list[Variable]) -> tuple[list[str], str]:
     left, _, right = text.partition("->")
     parts = left.split(",")
     if len(parts) != len(values):
-        raise ValueError(f"einsum {subscripts!r}: {len(parts)} operand subscripts for {len(values)} operands")
-    covered = max((v.ndim - len(p.replace("...", "")) for p, v in zip(parts, values) if "..." in p), default=0)
+        raise ValueError(
+            f"einsum {subscripts!r}: {len(parts)} operand subscripts for {len(values)} operands"
+        )
+    covered = max(
+        (v.ndim - len(p.replace("...", "")) for p, v in zip(parts, values) if "..." in p), default=0
+    )
     ellipsis = _ELLIPSIS_LABELS[:covered]
     inputs = []
     for part, value in zip(parts, values):
         labels = part.replace("...", "")
         if not set(labels) <= _LETTERS or part.count("...") > 1 or "." in labels:
-            raise ValueError(f"einsum {subscripts!r}: invalid subscripts {part!r} (letters and one '...')")
+            raise ValueError(
+                f"einsum {subscripts!r}: invalid subscripts {part!r} (letters and one '...')"
+            )
         rank = value.ndim - len(labels)
         if rank < 0 or (rank > 0 and "..." not in part):
             raise ValueError(
@@ -96,10 +102,13 @@ def _parse(subscripts: str, values: list[Variable]) -> tuple[list[str], str]:
             raise ValueError(f"einsum {subscripts!r}: an output index repeats")
         missing = set(output) - set("".join(inputs))
         if missing:
-            raise ValueError(f"einsum {subscripts!r}: output indices {sorted(missing)} are in no operand")
+            raise ValueError(
+                f"einsum {subscripts!r}: output indices {sorted(missing)} are in no operand"
+            )
     else:
         counts = "".join(inputs)
-        output = ellipsis + "".join(sorted(i for i in set(counts) if counts.count(i) == 1 and i in _LETTERS))
+        once = (i for i in set(counts) if counts.count(i) == 1 and i in _LETTERS)
+        output = ellipsis + "".join(sorted(once))
     return inputs, output
 
 

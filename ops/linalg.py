@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal, overload
 
+import numpy as np
+
 from fgraph import ShapeError, Variable
 from fgraph.operators import TensorLike
 from ops.convert import as_tensor
@@ -221,10 +223,13 @@ def lstsq(
     if vector:
         right = expand_dims(right, -1)
     if matrix.ndim != 2 or right.ndim != 2:
-        raise ShapeError(f"lstsq: expected a matrix and a vector or matrix, got {matrix.type} and {right.type}")
+        raise ShapeError(
+            f"lstsq: expected a matrix and a vector or matrix, got {matrix.type} and {right.type}"
+        )
     m, n = matrix.shape[-2], matrix.shape[-1]
     if rcond is None:
-        eps = 1.1920929e-07 if matrix.dtype == "float32" and right.dtype == "float32" else 2.220446049250313e-16
+        single = matrix.dtype == "float32" and right.dtype == "float32"
+        eps = float(np.finfo(np.float32 if single else np.float64).eps)
         tolerance: TensorLike = mul(cast(where(gt(m, n), m, n), matrix.dtype), eps)
     else:
         tolerance = rcond

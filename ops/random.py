@@ -98,7 +98,8 @@ def _draw(name: str, rng: Variable, size: Size, *parameters: TensorLike, caller:
 def uniform(rng: Variable, low: TensorLike = 0.0, high: TensorLike = 1.0, size: Size = None) -> Draw:
     """Uniform on [low, high): low + (high - low) * u, as NumPy computes it."""
     low_value, high_value = as_tensor(low, name="uniform low"), as_tensor(high, name="uniform high")
-    new_state, u = _draw("random", rng, size if size is not None else _lengths_of([low_value, high_value]), caller="uniform")
+    shape = size if size is not None else _lengths_of([low_value, high_value])
+    new_state, u = _draw("random", rng, shape, caller="uniform")
     return new_state, add(low_value, mul(sub(high_value, low_value), u))
 
 
@@ -159,7 +160,8 @@ def bernoulli(rng: Variable, p: TensorLike, size: Size = None) -> Draw:
     """1 with probability p, else 0 (int64): u < p for a uniform u (NumPy's Generator has
     no Bernoulli; this is `random() < p`)."""
     probability = as_tensor(p, name="bernoulli p")
-    new_state, u = _draw("random", rng, size if size is not None else _lengths_of([probability]), caller="bernoulli")
+    shape = size if size is not None else _lengths_of([probability])
+    new_state, u = _draw("random", rng, shape, caller="bernoulli")
     return new_state, cast(lt(u, probability), "int64")
 
 
@@ -220,7 +222,8 @@ def choice(
         new_state, u = _draw("random", rng, shape, caller="choice")
         cumulative = cumsum(probabilities, axis=-1)
         threshold = mul(u, cumulative[-1])
-        below = cast(le(expand_dims(cumulative, tuple(range(u.ndim))), expand_dims(threshold, -1)), "int64")
+        spread = expand_dims(cumulative, tuple(range(u.ndim)))
+        below = cast(le(spread, expand_dims(threshold, -1)), "int64")
         indices = minimum(reduce_sum(below, axis=-1), cast(count - 1, "int64"))
     return new_state, indices if scalar else population[indices]
 
@@ -238,7 +241,8 @@ def multivariate_normal(
         batch: tuple[ShapeLike, ...] = ()
     else:
         batch = tuple(size) if isinstance(size, Sequence) else (size,)
-    new_state, z = _draw("standard_normal", rng, [*batch, mean_value.shape[0]], caller="multivariate_normal")
+    lengths = [*batch, mean_value.shape[0]]
+    new_state, z = _draw("standard_normal", rng, lengths, caller="multivariate_normal")
     return new_state, add(mean_value, matmul(z, swap_last_axes(factor)))
 
 

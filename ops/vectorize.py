@@ -68,18 +68,20 @@ def _batch_ndim(replace: Mapping[Variable, Variable]) -> int:
     counts = set()
     for original, batched in replace.items():
         extra = batched.ndim - original.ndim
-        if extra < 0 or batched.type.shape[extra:] != original.type.shape and not _fits(
-            original.type.shape, batched.type.shape[extra:]
-        ):
+        if extra < 0 or not _fits(original.type.shape, batched.type.shape[extra:]):
             raise ShapeError(
                 f"vectorize_graph: {batched.type} does not end in the shape of {original.type} "
                 "(a replacement adds leading batch axes to the variable it replaces)"
             )
         if batched.dtype != original.dtype:
-            raise DTypeError(f"vectorize_graph: {batched.type} replaces {original.type}, of another dtype")
+            raise DTypeError(
+                f"vectorize_graph: {batched.type} replaces {original.type}, of another dtype"
+            )
         counts.add(extra)
     if len(counts) > 1:
-        raise ShapeError(f"vectorize_graph: replacements add different numbers of batch axes: {sorted(counts)}")
+        raise ShapeError(
+            f"vectorize_graph: replacements add different numbers of batch axes: {sorted(counts)}"
+        )
     return counts.pop() if counts else 0
 
 
@@ -142,7 +144,9 @@ InAxes = int | None | Sequence[int | None]
 
 
 def vmap(
-    fn: Callable[..., Variable | Sequence[Variable]], in_axes: InAxes = 0, out_axes: int | Sequence[int] = 0
+    fn: Callable[..., Variable | Sequence[Variable]],
+    in_axes: InAxes = 0,
+    out_axes: int | Sequence[int] = 0,
 ) -> Callable[..., Variable | list[Variable]]:
     """`fn` mapped over an axis of its arguments, as JAX's `vmap`: `in_axes` gives, per
     argument (or for all), the axis it is mapped along, or None for an argument passed

@@ -90,7 +90,8 @@ def determinant_of_triangular(node: Apply) -> Sequence[Variable] | None:
         return replacement(prod(entries, axis=-1), node.out)
     determinant_sign = prod(sign(entries), axis=-1)
     logabsdet = reduce_sum(log(abs(entries)), axis=-1)
-    fitted = [replacement(value, output) for value, output in zip((determinant_sign, logabsdet), node.outputs)]
+    values = (determinant_sign, logabsdet)
+    fitted = [replacement(value, output) for value, output in zip(values, node.outputs)]
     if fitted[0] is None or fitted[1] is None:
         return None
     return (fitted[0][0], fitted[1][0])
