@@ -123,10 +123,10 @@ def standard_normal(s: Array) -> float:
                 if yy + yy > xx * xx:
                     tail = ziggurat_nor_r + xx
                     return -tail if ((magnitude >> np.uint64(8)) & _ONE) != 0 else tail
-        elif (fi_double[index - 1] - fi_double[index]) * next_double(s) + fi_double[index] < math.exp(
-            -0.5 * x * x
-        ):
-            return x
+        else:
+            height = (fi_double[index - 1] - fi_double[index]) * next_double(s) + fi_double[index]
+            if height < math.exp(-0.5 * x * x):
+                return x
 
 
 @library_function
@@ -141,7 +141,8 @@ def standard_exponential(s: Array) -> float:
             return x
         if index == 0:
             return float(ziggurat_exp_r) - math.log1p(-next_double(s))
-        if (fe_double[index - 1] - fe_double[index]) * next_double(s) + fe_double[index] < math.exp(-x):
+        height = (fe_double[index - 1] - fe_double[index]) * next_double(s) + fe_double[index]
+        if height < math.exp(-x):
             return x
 
 
