@@ -60,10 +60,11 @@ def _alternating_bits(generator: np.random.Generator, n: int) -> list[int]:
             else int(generator.integers(0, 2**32, dtype=np.uint32)) for i in range(n)]
 
 
-BITS: list[tuple[str, int, int, Draw]] = [
-    ("uint64", 0, 0, lambda g: g.bit_generator.random_raw(DRAWS)),
-    ("uint32 odd count", 1, 0, lambda g: g.integers(0, 2**32, DRAWS + 1, dtype=np.uint32)),
-    ("uint32 and uint64", 3, 0, lambda g: _alternating_bits(g, 301)),
+BITS: list[tuple[str, int, int, int, Draw]] = [
+    ("uint64", 0, 0, DRAWS, lambda g: g.bit_generator.random_raw(DRAWS)),
+    ("uint32 odd count", 1, 0, DRAWS + 1,
+     lambda g: g.integers(0, 2**32, DRAWS + 1, dtype=np.uint32)),
+    ("uint32 and uint64", 3, 0, 301, lambda g: _alternating_bits(g, 301)),
 ]
 
 
@@ -73,13 +74,13 @@ def _bounded_reference(span: int) -> Draw:
 
 
 SPANS = [0, 1, 6, 2**32 - 2, 2**32 - 1, 2**32, 2**32 + 1, 2**63, 2**64 - 2, 2**64 - 1]
-BITS += [(f"bounded span {span}", 2, span, _bounded_reference(span)) for span in SPANS]
+BITS += [(f"bounded span {span}", 2, span, DRAWS, _bounded_reference(span)) for span in SPANS]
 
 
-@pytest.mark.parametrize("which, span, reference", [c[1:] for c in BITS], ids=[c[0] for c in BITS])
+@pytest.mark.parametrize("which, span, count, reference", [c[1:] for c in BITS],
+                         ids=[c[0] for c in BITS])
 @pytest.mark.parametrize("seed", SEEDS)
-def test_bits_are_numpys(which: int, span: int, reference: Draw, seed: int) -> None:
-    count = 301 if which == 3 else DRAWS + 1 if which == 1 else DRAWS
+def test_bits_are_numpys(which: int, span: int, count: int, reference: Draw, seed: int) -> None:
     assert_same_stream(seed, lambda s: _bits(s, count, which, np.uint64(span)), reference)
 
 
