@@ -1,9 +1,10 @@
 """NumPy's `Generator(PCG64)` streams in compiled code, on an explicit state array.
 
 A state is NumPy's PCG64 state in six uint64 words (`ops.random_draw.STATE_TYPE`:
-state high and low, increment high and low, `has_uint32`, `uinteger`). Each function
-advances the array it is given in place; the kernels hand them a copy of the input
-state, which becomes the draw's new state, so a state value is never changed.
+state high and low, increment high and low, `has_uint32`, `uinteger`); `state_to_array`
+and `array_to_state` convert from and to `PCG64.state` dicts. Each function advances the
+array it is given in place; the kernels hand them a copy of the input state, which
+becomes the draw's new state, so a state value is never changed.
 
 The algorithms are NumPy's, step for step, so the numbers are NumPy's bit for bit:
 PCG64's 128-bit LCG with the XSL-RR output, 32-bit draws served from the halves of a
@@ -12,6 +13,12 @@ distributions (their published tables, as numba ships them), Marsaglia and Tsang
 gamma, Johnk's beta for small shapes, PTRS for Poisson, BTPE for the binomial (with the
 squeeze constants of the installed NumPy, which changed them in 2.5), Lemire's bounded
 integers and the masked rejection of `shuffle`.
+
+Nothing here is float32 (NumPy's float64 paths never round through float32), and nothing
+is cached between calls: NumPy keeps the binomial's setup in the generator's
+`binomial_t` only to skip recomputing it, so recomputing it per draw gives the same
+numbers. `_NEW_BTPE_SQUEEZE` is fixed when numba compiles; numba's on-disk cache does not
+notice a NumPy upgrade across 2.5, so after one `__pycache__` here must be cleared.
 """
 
 from __future__ import annotations
@@ -33,6 +40,8 @@ from numba.np.random._constants import (
 )
 
 from numba_backend.library import library_function
+from ops.random_draw import array_to_state as array_to_state
+from ops.random_draw import state_to_array as state_to_array
 
 Array = np.ndarray[Any, np.dtype[Any]]
 
@@ -114,10 +123,10 @@ def standard_normal(s: Array) -> float:
                 if yy + yy > xx * xx:
                     tail = ziggurat_nor_r + xx
                     return -tail if ((magnitude >> np.uint64(8)) & _ONE) != 0 else tail
-        elif (fi_double[index - 1] - fi_double[index]) * next_double(s) + fi_double[index] < math.exp(
-            -0.5 * x * x
-        ):
-            return x
+        else:
+            height = (fi_double[index - 1] - fi_double[index]) * next_double(s) + fi_double[index]
+            if height < math.exp(-0.5 * x * x):
+                return x
 
 
 @library_function
@@ -132,7 +141,8 @@ def standard_exponential(s: Array) -> float:
             return x
         if index == 0:
             return float(ziggurat_exp_r) - math.log1p(-next_double(s))
-        if (fe_double[index - 1] - fe_double[index]) * next_double(s) + fe_double[index] < math.exp(-x):
+        height = (fe_double[index - 1] - fe_double[index]) * next_double(s) + fe_double[index]
+        if height < math.exp(-x):
             return x
 
 
@@ -174,9 +184,42 @@ def standard_gamma(s: Array, shape: float) -> float:
 
 
 @library_function
+def normal(s: Array, loc: float, scale: float) -> float:
+    """`loc + scale * standard_normal`, NumPy's `random_normal` (one rounding each)."""
+    return loc + scale * standard_normal(s)
+
+
+@library_function
+def uniform(s: Array, low: float, high: float) -> float:
+    """`low + (high - low) * next_double`: `Generator.uniform` computes the range
+    `high - low` first and passes it on, so the sample rounds as here."""
+    return low + (high - low) * next_double(s)
+
+
+@library_function
+def exponential(s: Array, scale: float) -> float:
+    """`scale * standard_exponential`, NumPy's `random_exponential`."""
+    return scale * standard_exponential(s)
+
+
+@library_function
+def gamma(s: Array, shape: float, scale: float) -> float:
+    """`scale * standard_gamma(shape)`, NumPy's `random_gamma`."""
+    return scale * standard_gamma(s, shape)
+
+
+_BETA_TINY = 3e-103
+"""Below this for both shapes, a beta sample is 0 or 1 but with probability ~1e-100:
+NumPy then returns the Bernoulli(a / (a + b)) of one uniform."""
+
+
+@library_function
 def beta(s: Array, a: float, b: float) -> float:
-    """Johnk's algorithm when both shapes are at most 1, else a ratio of gammas."""
+    """Johnk's algorithm when both shapes are at most 1 (a Bernoulli draw when both are
+    tiny; logarithms when a power underflows to 0), else a ratio of gammas."""
     if a <= 1.0 and b <= 1.0:
+        if a < _BETA_TINY and b < _BETA_TINY:
+            return 1.0 if (a + b) * next_double(s) < a else 0.0
         while True:
             u = next_double(s)
             v = next_double(s)
@@ -184,14 +227,13 @@ def beta(s: Array, a: float, b: float) -> float:
             y = math.pow(v, 1.0 / b)
             total = x + y
             if total <= 1.0 and u + v > 0.0:
-                if total > 0:
+                if x > 0.0 and y > 0.0:
                     return x / total
-                log_x = math.log(u) / a
-                log_y = math.log(v) / b
-                largest = max(log_x, log_y)
-                log_x -= largest
-                log_y -= largest
-                return math.exp(log_x - math.log(math.exp(log_x) + math.exp(log_y)))
+                # x / (x + y) from the logarithms of x and y, which do not underflow
+                delta = math.log(u) / a - math.log(v) / b
+                if delta > 0.0:
+                    return math.exp(-math.log1p(math.exp(-delta)))
+                return math.exp(delta - math.log1p(math.exp(delta)))
     first = standard_gamma(s, a)
     second = standard_gamma(s, b)
     return first / (first + second)
@@ -351,14 +393,19 @@ def _binomial_btpe(s: Array, n: int, r: float) -> int:
         f1 = m + 1.0
         z = n + 1.0 - m
         w = n - y + 1.0
-        bound = (xm * math.log(f1 / x1) + (n - m + 0.5) * math.log(z / w)
-                 + (y - m) * math.log(w * r / (x1 * q)))
+        # one term at a time, in NumPy's left-to-right order, so the sum rounds as NumPy's
+        bound = xm * math.log(f1 / x1) + (n - m + 0.5) * math.log(z / w)
+        bound += (y - m) * math.log(w * r / (x1 * q))
         if _NEW_BTPE_SQUEEZE:
-            bound += (_stirling_term(f1, 13860.0) + _stirling_term(z, 13860.0)
-                      - _stirling_term(x1, 13860.0) - _stirling_term(w, 13860.0))
+            bound += _stirling_term(f1, 13860.0)
+            bound += _stirling_term(z, 13860.0)
+            bound -= _stirling_term(x1, 13860.0)
+            bound -= _stirling_term(w, 13860.0)
         else:
-            bound += (_stirling_term(f1, 13680.0) + _stirling_term(z, 13680.0)
-                      + _stirling_term(x1, 13680.0) + _stirling_term(w, 13680.0))
+            bound += _stirling_term(f1, 13680.0)
+            bound += _stirling_term(z, 13680.0)
+            bound += _stirling_term(x1, 13680.0)
+            bound += _stirling_term(w, 13680.0)
         if log_v > bound:
             continue
         return y
@@ -366,7 +413,9 @@ def _binomial_btpe(s: Array, n: int, r: float) -> int:
 
 @library_function
 def binomial(s: Array, n: int, p: float) -> int:
-    """Inversion where the mean of the smaller tail is at most 30, else BTPE."""
+    """Inversion where the mean of the smaller tail is at most 30, else BTPE; for
+    p > 1/2 both count failures (probability 1 - p) and return n minus them. The setup
+    NumPy caches in `binomial_t` is recomputed on every call (same numbers)."""
     if n == 0 or p == 0.0:
         return 0
     if p <= 0.5:
@@ -410,7 +459,9 @@ def _bounded_lemire_32(s: Array, span: Any) -> Any:
 
 @library_function
 def bounded_uint64(s: Array, span: Any) -> Any:
-    """A uniform integer in [0, span], as NumPy's `random_bounded_uint64` (unmasked)."""
+    """A uniform integer in [0, span], as NumPy's `random_bounded_uint64` (unmasked):
+    what `integers` draws, and what `Generator.choice` uses to shuffle its indices.
+    `shuffle` and `permutation` do not: they call `random_interval` (`_interval`)."""
     if span == _ZERO:
         return _ZERO
     if span <= _LOW_32:
@@ -424,7 +475,8 @@ def bounded_uint64(s: Array, span: Any) -> Any:
 
 @library_function
 def integers(s: Array, low: int, high: int) -> int:
-    """An int64 in [low, high), as `Generator.integers(low, high, dtype=np.int64)`."""
+    """An int64 in [low, high), as `Generator.integers(low, high, dtype=np.int64)`
+    (low < high, as NumPy requires: the caller checks)."""
     span = np.uint64(high - 1) - np.uint64(low)
     return int(np.int64(np.uint64(low) + bounded_uint64(s, span)))
 
@@ -464,8 +516,8 @@ def permutation_into(s: Array, out: Array) -> None:
 @library_function
 def dirichlet_into(s: Array, alpha: Array, out: Array) -> None:
     """One Dirichlet draw into `out`, as `Generator.dirichlet`: normalized gammas, or
-    stick-breaking with betas when every alpha is below 0.1 (where the gammas would
-    underflow)."""
+    stick-breaking with betas when every alpha is below 0.1 (where the gammas could all
+    underflow to 0 and the normalization give 0/0)."""
     k = alpha.shape[0]
     if k > 0 and np.max(alpha) < 0.1:
         remaining = np.empty(k)
@@ -473,9 +525,11 @@ def dirichlet_into(s: Array, alpha: Array, out: Array) -> None:
         for j in range(k - 1, -1, -1):
             total += alpha[j]
             remaining[j] = total
-        left = 1.0
         for j in range(k):
             out[j] = 0.0
+        if total == 0.0:  # all alphas 0: NumPy draws nothing and leaves zeros
+            return
+        left = 1.0
         for j in range(k - 1):
             v = beta(s, alpha[j], remaining[j + 1])
             out[j] = left * v

@@ -38,7 +38,7 @@ from ops.dimshuffle import expand_dims
 from ops.elemwise import add, cast, le, lt, minimum, mul, sub
 from ops.linalg import cholesky
 from ops.matmul import matmul, swap_last_axes
-from ops.random_draw import DISTRIBUTIONS, STATE_TYPE, RandomDraw, check_state, state_array
+from ops.random_draw import DISTRIBUTIONS, STATE_TYPE, RandomDraw, check_state, state_to_array
 from ops.reduction import cumsum
 from ops.reduction import sum as reduce_sum
 from ops.shape_vector import ShapeLike, as_shape_vector
@@ -60,7 +60,7 @@ def state(name: str = "state") -> Input:
 
 def seed(n: int | Sequence[int]) -> np.ndarray:
     """The state value `numpy.random.default_rng(n)` starts from."""
-    return state_array(dict(np.random.PCG64(n).state))
+    return state_to_array(dict(np.random.PCG64(n).state))
 
 
 def _lengths_of(parameters: list[Variable]) -> list[Variable | int]:

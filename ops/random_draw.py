@@ -17,7 +17,7 @@ scalars), and the output shape comes from an int64 size vector input.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 import attrs
 import numpy as np
@@ -33,24 +33,46 @@ STATE_TYPE = TensorType("uint64", (6,))
 _MASK = (1 << 64) - 1
 
 
-def state_array(bit_generator_state: Mapping[str, Any]) -> Array:
-    """A PCG64 `bit_generator.state` dict as a state value."""
+class PCG64Counter(TypedDict):
+    """The 128-bit LCG state and increment inside `PCG64.state`."""
+
+    state: int
+    inc: int
+
+
+class PCG64State(TypedDict):
+    """`PCG64.state`, spelled out so that `array_to_state` can be assigned to it."""
+
+    bit_generator: str
+    state: PCG64Counter
+    has_uint32: int
+    uinteger: int
+
+
+def state_to_array(bit_generator_state: Mapping[str, Any]) -> Array:
+    """A PCG64 `bit_generator.state` dict as a state value (the layout of `STATE_TYPE`)."""
     inner = bit_generator_state["state"]
     words = [inner["state"] >> 64, inner["state"] & _MASK, inner["inc"] >> 64, inner["inc"] & _MASK,
              bit_generator_state["has_uint32"], bit_generator_state["uinteger"]]
     return np.array(words, dtype=np.uint64)
 
 
-def generator_of(state: Array) -> np.random.Generator:
-    """A NumPy generator in the state `state` holds (a fresh object: `state` is kept)."""
+def array_to_state(state: Array) -> PCG64State:
+    """The inverse of `state_to_array`: the dict `PCG64.state` takes and gives, with
+    Python ints, so it compares equal to a generator's own `bit_generator.state`."""
     words = [int(word) for word in state]
-    bit_generator = np.random.PCG64()
-    bit_generator.state = {
+    return {
         "bit_generator": "PCG64",
         "state": {"state": (words[0] << 64) | words[1], "inc": (words[2] << 64) | words[3]},
         "has_uint32": words[4],
         "uinteger": words[5],
     }
+
+
+def generator_of(state: Array) -> np.random.Generator:
+    """A NumPy generator in the state `state` holds (a fresh object: `state` is kept)."""
+    bit_generator = np.random.PCG64()
+    bit_generator.state = array_to_state(state)
     return np.random.Generator(bit_generator)
 
 
@@ -129,7 +151,7 @@ class RandomDraw(Op):
         lengths = check_runtime_shape(self, size, self.shape)
         generator = generator_of(state)
         sample = np.asarray(self.spec.draw(generator, *parameters, lengths), dtype=self.spec.dtype)
-        return (state_array(generator.bit_generator.state), sample)
+        return (state_to_array(generator.bit_generator.state), sample)
 
     def pullback(
         self, inputs: tuple[Variable, ...], outputs: tuple[Variable, ...],

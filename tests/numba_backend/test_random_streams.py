@@ -1,6 +1,7 @@
-"""`numba_backend.random_streams` against NumPy's Generator(PCG64): from the same state,
-every function gives NumPy's numbers bit for bit and leaves NumPy's final state, over
-parameters that reach every branch of each algorithm."""
+"""`numba_backend.random_streams` against NumPy's `Generator(PCG64)`: from the same state,
+every function gives NumPy's numbers bit for bit and leaves NumPy's final state
+(`has_uint32` buffer included), over parameters that reach every branch of each
+algorithm. The compiled drivers loop over many draws and are compiled once each."""
 
 from __future__ import annotations
 
@@ -12,14 +13,75 @@ import numpy as np
 import pytest
 
 from numba_backend import random_streams as streams
-from ops.random_draw import state_array
+from numba_backend.random_streams import array_to_state, state_to_array
 
 Array = np.ndarray[Any, np.dtype[Any]]
-DRAWS = 5000
+Draw = Callable[[np.random.Generator], Any]
+DRAWS = 20_000
+"""Enough for every seed to reach the ziggurats' tails (index 0) several times."""
+SEEDS = (0, 42, 987654321)
 
 
-def state_of(generator: np.random.Generator) -> Array:
-    return state_array(dict(generator.bit_generator.state))
+def assert_same_stream(seed: int, compiled: Callable[[Array], Any], reference: Draw) -> None:
+    """`compiled` on a state array and `reference` on a NumPy generator, both from
+    `PCG64(seed)`, give equal numbers and leave equal states."""
+    generator = np.random.Generator(np.random.PCG64(seed))
+    state = state_to_array(generator.bit_generator.state)
+    np.testing.assert_array_equal(compiled(state), reference(generator))
+    assert array_to_state(state) == generator.bit_generator.state
+
+
+def test_state_conversion_round_trips() -> None:
+    generator = np.random.Generator(np.random.PCG64(7))
+    generator.integers(0, 2**32, 3, dtype=np.uint32)  # leaves a buffered half
+    state = generator.bit_generator.state
+    array = state_to_array(state)
+    assert array.dtype == np.uint64 and array.shape == (6,) and array[4] == 1
+    assert array_to_state(array) == state
+
+
+@numba.njit(cache=True)
+def _bits(s: Array, n: int, which: int, span: np.uint64) -> Array:
+    out = np.empty(n, np.uint64)
+    for i in range(n):
+        if which == 0:
+            out[i] = streams.next_uint64(s)
+        elif which == 1:
+            out[i] = streams.next_uint32(s)
+        elif which == 2:
+            out[i] = streams.bounded_uint64(s, span)
+        else:  # 32-bit and 64-bit draws alternating: the buffered half outlives a 64-bit draw
+            out[i] = streams.next_uint32(s) if i % 3 != 1 else streams.next_uint64(s)
+    return out
+
+
+def _alternating_bits(generator: np.random.Generator, n: int) -> list[int]:
+    return [int(generator.bit_generator.random_raw()) if i % 3 == 1
+            else int(generator.integers(0, 2**32, dtype=np.uint32)) for i in range(n)]
+
+
+BITS: list[tuple[str, int, int, int, Draw]] = [
+    ("uint64", 0, 0, DRAWS, lambda g: g.bit_generator.random_raw(DRAWS)),
+    ("uint32 odd count", 1, 0, DRAWS + 1,
+     lambda g: g.integers(0, 2**32, DRAWS + 1, dtype=np.uint32)),
+    ("uint32 and uint64", 3, 0, 301, lambda g: _alternating_bits(g, 301)),
+]
+
+
+def _bounded_reference(span: int) -> Draw:
+    """NumPy's bounded uint64 draws in [0, span]: `random_bounded_uint64` with offset 0."""
+    return lambda g: g.integers(0, span, DRAWS, np.uint64, endpoint=True)
+
+
+SPANS = [0, 1, 6, 2**32 - 2, 2**32 - 1, 2**32, 2**32 + 1, 2**63, 2**64 - 2, 2**64 - 1]
+BITS += [(f"bounded span {span}", 2, span, DRAWS, _bounded_reference(span)) for span in SPANS]
+
+
+@pytest.mark.parametrize("which, span, count, reference", [c[1:] for c in BITS],
+                         ids=[c[0] for c in BITS])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_bits_are_numpys(which: int, span: int, count: int, reference: Draw, seed: int) -> None:
+    assert_same_stream(seed, lambda s: _bits(s, count, which, np.uint64(span)), reference)
 
 
 @numba.njit(cache=True)
@@ -34,9 +96,46 @@ def _floats(s: Array, n: int, which: int, first: float, second: float) -> Array:
             out[i] = streams.standard_exponential(s)
         elif which == 3:
             out[i] = streams.standard_gamma(s, first)
-        else:
+        elif which == 4:
             out[i] = streams.beta(s, first, second)
+        elif which == 5:
+            out[i] = streams.normal(s, first, second)
+        elif which == 6:
+            out[i] = streams.uniform(s, first, second)
+        elif which == 7:
+            out[i] = streams.exponential(s, first)
+        else:
+            out[i] = streams.gamma(s, first, second)
     return out
+
+
+FLOATS: list[tuple[str, int, float, float, Draw]] = [
+    ("random", 0, 0, 0, lambda g: g.random(DRAWS)),
+    ("standard_normal", 1, 0, 0, lambda g: g.standard_normal(DRAWS)),
+    ("standard_exponential", 2, 0, 0, lambda g: g.standard_exponential(DRAWS)),
+    ("standard_gamma 0", 3, 0.0, 0, lambda g: g.standard_gamma(0.0, DRAWS)),
+    ("standard_gamma below 1", 3, 0.3, 0, lambda g: g.standard_gamma(0.3, DRAWS)),
+    ("standard_gamma 1", 3, 1.0, 0, lambda g: g.standard_gamma(1.0, DRAWS)),
+    ("standard_gamma above 1", 3, 5.0, 0, lambda g: g.standard_gamma(5.0, DRAWS)),
+    ("beta Johnk", 4, 0.5, 0.7, lambda g: g.beta(0.5, 0.7, DRAWS)),
+    ("beta Johnk underflow", 4, 1e-3, 2e-3, lambda g: g.beta(1e-3, 2e-3, DRAWS)),
+    ("beta tiny shapes", 4, 1e-104, 2e-104, lambda g: g.beta(1e-104, 2e-104, DRAWS)),
+    ("beta gammas", 4, 2.0, 3.0, lambda g: g.beta(2.0, 3.0, DRAWS)),
+    ("beta one shape above 1", 4, 0.5, 3.0, lambda g: g.beta(0.5, 3.0, DRAWS)),
+    ("normal", 5, 1.5, 2.0, lambda g: g.normal(1.5, 2.0, DRAWS)),
+    ("uniform", 6, -2.0, 3.0, lambda g: g.uniform(-2.0, 3.0, DRAWS)),
+    ("exponential", 7, 2.5, 0, lambda g: g.exponential(2.5, DRAWS)),
+    ("gamma below 1", 8, 0.3, 2.0, lambda g: g.gamma(0.3, 2.0, DRAWS)),
+    ("gamma above 1", 8, 4.0, 0.5, lambda g: g.gamma(4.0, 0.5, DRAWS)),
+]
+
+
+@pytest.mark.parametrize("which, first, second, reference", [c[1:] for c in FLOATS],
+                         ids=[c[0] for c in FLOATS])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_float_draws_are_numpys(which: int, first: float, second: float, reference: Draw,
+                                seed: int) -> None:
+    assert_same_stream(seed, lambda s: _floats(s, DRAWS, which, first, second), reference)
 
 
 @numba.njit(cache=True)
@@ -52,52 +151,43 @@ def _integers(s: Array, n: int, which: int, p: float, low: int, high: int) -> Ar
     return out
 
 
-FLOATS: list[tuple[str, int, float, float, Callable[[np.random.Generator], Array]]] = [
-    ("random", 0, 0, 0, lambda g: g.random(DRAWS)),
-    ("standard_normal", 1, 0, 0, lambda g: g.standard_normal(DRAWS)),
-    ("standard_exponential", 2, 0, 0, lambda g: g.standard_exponential(DRAWS)),
-    ("gamma below 1", 3, 0.3, 0, lambda g: g.standard_gamma(0.3, DRAWS)),
-    ("gamma 1", 3, 1.0, 0, lambda g: g.standard_gamma(1.0, DRAWS)),
-    ("gamma above 1", 3, 5.0, 0, lambda g: g.standard_gamma(5.0, DRAWS)),
-    ("beta Johnk", 4, 0.5, 0.7, lambda g: g.beta(0.5, 0.7, DRAWS)),
-    ("beta gammas", 4, 2.0, 3.0, lambda g: g.beta(2.0, 3.0, DRAWS)),
-]
+def _integers_reference(low: int, high: int) -> Draw:
+    return lambda g: g.integers(low, high, DRAWS, dtype=np.int64)
 
 
-@pytest.mark.parametrize("which, first, second, reference", [c[1:] for c in FLOATS], ids=[c[0] for c in FLOATS])
-@pytest.mark.parametrize("seed", [0, 42])
-def test_float_draws_are_numpys(which: int, first: float, second: float,
-                                reference: Callable[[np.random.Generator], Array], seed: int) -> None:
-    generator = np.random.default_rng(seed)
-    state = state_of(generator)
-    np.testing.assert_array_equal(_floats(state, DRAWS, which, first, second), reference(generator))
-    np.testing.assert_array_equal(state, state_of(generator))
-
-
-INTEGERS: list[tuple[str, int, float, int, int, Callable[[np.random.Generator], Array]]] = [
+INTEGERS: list[tuple[str, int, float, int, int, Draw]] = [
+    ("poisson 0", 0, 0.0, 0, 0, lambda g: g.poisson(0.0, DRAWS)),
     ("poisson multiplication", 0, 3.5, 0, 0, lambda g: g.poisson(3.5, DRAWS)),
+    ("poisson multiplication near 10", 0, 9.99, 0, 0, lambda g: g.poisson(9.99, DRAWS)),
+    ("poisson PTRS at 10", 0, 10.0, 0, 0, lambda g: g.poisson(10.0, DRAWS)),
     ("poisson PTRS", 0, 45.0, 0, 0, lambda g: g.poisson(45.0, DRAWS)),
+    ("poisson PTRS large", 0, 1e5, 0, 0, lambda g: g.poisson(1e5, DRAWS)),
+    ("binomial n 0", 1, 0.3, 0, 0, lambda g: g.binomial(0, 0.3, DRAWS)),
+    ("binomial p 0", 1, 0.0, 20, 0, lambda g: g.binomial(20, 0.0, DRAWS)),
+    ("binomial p 1", 1, 1.0, 20, 0, lambda g: g.binomial(20, 1.0, DRAWS)),
     ("binomial inversion", 1, 0.2, 20, 0, lambda g: g.binomial(20, 0.2, DRAWS)),
+    ("binomial inversion np 30", 1, 0.5, 60, 0, lambda g: g.binomial(60, 0.5, DRAWS)),
     ("binomial BTPE", 1, 0.3, 1000, 0, lambda g: g.binomial(1000, 0.3, DRAWS)),
+    ("binomial BTPE squeeze", 1, 0.4, 100000, 0, lambda g: g.binomial(100000, 0.4, DRAWS)),
     ("binomial BTPE p > 1/2", 1, 0.8, 500, 0, lambda g: g.binomial(500, 0.8, DRAWS)),
     ("binomial inversion p > 1/2", 1, 0.97, 20, 0, lambda g: g.binomial(20, 0.97, DRAWS)),
-    ("integers small span", 2, 0, -3, 10, lambda g: g.integers(-3, 10, DRAWS)),
-    ("integers one value", 2, 0, 5, 6, lambda g: g.integers(5, 6, DRAWS)),
-    ("integers 2^32", 2, 0, 0, 2**32, lambda g: g.integers(0, 2**32, DRAWS)),
-    ("integers 2^32 + 1", 2, 0, 0, 2**32 + 1, lambda g: g.integers(0, 2**32 + 1, DRAWS)),
-    ("integers 2^63", 2, 0, -(2**62), 2**62, lambda g: g.integers(-(2**62), 2**62, DRAWS)),
-    ("integers full", 2, 0, -(2**63), 2**63 - 1, lambda g: g.integers(-(2**63), 2**63 - 1, DRAWS)),
+    ("integers range 1", 2, 0, 5, 6, _integers_reference(5, 6)),
+    ("integers range 2", 2, 0, -1, 1, _integers_reference(-1, 1)),
+    ("integers range 13", 2, 0, -3, 10, _integers_reference(-3, 10)),
+    ("integers range 2^32", 2, 0, 0, 2**32, _integers_reference(0, 2**32)),
+    ("integers range 2^32 + 1", 2, 0, 7, 2**32 + 8, _integers_reference(7, 2**32 + 8)),
+    ("integers range 2^63", 2, 0, -(2**62), 2**62, _integers_reference(-(2**62), 2**62)),
+    ("integers range 2^64 - 1", 2, 0, -(2**63), 2**63 - 1,
+     _integers_reference(-(2**63), 2**63 - 1)),
 ]
 
 
-@pytest.mark.parametrize("which, p, low, high, reference", [c[1:] for c in INTEGERS], ids=[c[0] for c in INTEGERS])
-@pytest.mark.parametrize("seed", [0, 42])
-def test_integer_draws_are_numpys(which: int, p: float, low: int, high: int,
-                                  reference: Callable[[np.random.Generator], Array], seed: int) -> None:
-    generator = np.random.default_rng(seed)
-    state = state_of(generator)
-    np.testing.assert_array_equal(_integers(state, DRAWS, which, p, low, high), reference(generator))
-    np.testing.assert_array_equal(state, state_of(generator))
+@pytest.mark.parametrize("which, p, low, high, reference", [c[1:] for c in INTEGERS],
+                         ids=[c[0] for c in INTEGERS])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_integer_draws_are_numpys(which: int, p: float, low: int, high: int, reference: Draw,
+                                  seed: int) -> None:
+    assert_same_stream(seed, lambda s: _integers(s, DRAWS, which, p, low, high), reference)
 
 
 @numba.njit(cache=True)
@@ -105,6 +195,12 @@ def _permutation(s: Array, n: int) -> Array:
     out = np.empty(n, np.int64)
     streams.permutation_into(s, out)
     return out
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 1000])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_permutations_are_numpys(n: int, seed: int) -> None:
+    assert_same_stream(seed, lambda s: _permutation(s, n), lambda g: g.permutation(n))
 
 
 @numba.njit(cache=True)
@@ -115,11 +211,18 @@ def _dirichlet(s: Array, alpha: Array, n: int) -> Array:
     return out
 
 
-@pytest.mark.parametrize("seed", [0, 3])
-def test_permutations_and_dirichlet_are_numpys(seed: int) -> None:
-    generator = np.random.default_rng(seed)
-    state = state_of(generator)
-    np.testing.assert_array_equal(_permutation(state, 1000), generator.permutation(1000))
-    for alpha in (np.array([0.5, 1.0, 4.0]), np.array([0.05, 0.02, 0.08])):  # both branches
-        np.testing.assert_array_equal(_dirichlet(state, alpha, 300), generator.dirichlet(alpha, 300))
-    np.testing.assert_array_equal(state, state_of(generator))
+DIRICHLET_ALPHAS = {
+    "gammas": [0.5, 1.0, 4.0],
+    "one category": [2.0],
+    "stick-breaking": [0.05, 0.02, 0.08],
+    "stick-breaking with trailing zeros": [0.05, 0.0, 0.0],
+    "all zero": [0.0, 0.0],
+}
+
+
+@pytest.mark.parametrize("alpha", DIRICHLET_ALPHAS.values(), ids=DIRICHLET_ALPHAS.keys())
+@pytest.mark.parametrize("seed", SEEDS)
+def test_dirichlet_is_numpys(alpha: list[float], seed: int) -> None:
+    alpha_array = np.array(alpha)
+    assert_same_stream(seed, lambda s: _dirichlet(s, alpha_array, 300),
+                       lambda g: g.dirichlet(alpha_array, 300))

@@ -64,9 +64,9 @@ def test_draws_are_numpys_numbers(build: Build, reference: Reference) -> None:
 
 
 def _state_of(generator: np.random.Generator) -> Array:
-    from ops.random_draw import state_array
+    from ops.random_draw import state_to_array
 
-    return state_array(dict(generator.bit_generator.state))
+    return state_to_array(dict(generator.bit_generator.state))
 
 
 def test_same_state_same_numbers_new_state_new_numbers() -> None:
