@@ -16,7 +16,10 @@ Fortran is column-major, and a C-contiguous matrix is the column-major storage o
 transpose: the functions use that to let LAPACK work in the output itself (a symmetric
 matrix is its own transpose, and inv(a)^T = inv(a^T)), or to read a row-major operand
 in place as its transpose with the opposite flags. Fortran takes every argument by
-reference: integers and characters travel in small arrays, passed by address.
+reference: integers and characters travel in small arrays, passed by address, so
+lengths beyond LAPACK's 32-bit integers give TOO_LONG rather than being truncated. Only
+those of rectangular matrices and right-hand sides are checked: a square matrix that
+long would hold over 2^62 elements, more than NumPy's 64-bit sizes can describe.
 """
 
 from __future__ import annotations
@@ -108,7 +111,9 @@ def _too_long(*lengths: int) -> bool:
 @library_function
 def _c_contiguous(array: Array) -> bool:
     """Whether LAPACK may write `array` (1-d or 2-d) as one block of memory in C order;
-    strides of axes of length 1 do not matter."""
+    strides of axes of length 1, and of empty arrays, do not matter."""
+    if array.size == 0:
+        return True
     expected = array.itemsize
     for axis in range(array.ndim - 1, -1, -1):
         if array.shape[axis] > 1 and array.strides[axis] != expected:
@@ -179,8 +184,6 @@ def cholesky_into(a: Array, out: Array, lower: bool) -> int:
     column-major transpose, so potrf runs in `out` on the opposite triangle (the factor
     of the transpose is the transposed factor)."""
     n = a.shape[0]
-    if _too_long(n):
-        return TOO_LONG
     if not _c_contiguous(out):
         return NOT_C_CONTIGUOUS
     if n == 0:
@@ -297,8 +300,6 @@ def inv_into(a: Array, out: Array) -> int:
     """getrf and getri in `out`: a copied into C order is a^T column-major, and the
     inverse of a^T is inv(a)^T, which read in C order is inv(a). info > 0: singular."""
     n = a.shape[0]
-    if _too_long(n):
-        return TOO_LONG
     if not _c_contiguous(out):
         return NOT_C_CONTIGUOUS
     if n == 0:
@@ -330,12 +331,8 @@ def inv_into(a: Array, out: Array) -> int:
 def slogdet(a: Array) -> Any:
     """(sign, log|det|) in a's dtype from getrf on a C-order copy (a^T column-major,
     with the same determinant): the signs of U's diagonal and one flip per row swap.
-    NumPy's (0, -inf) for a singular matrix; TOO_LONG gives (0, nan)."""
+    NumPy's (0, -inf) for a singular matrix."""
     n = a.shape[0]
-    result = np.empty(2, dtype=a.dtype)
-    if _too_long(n):
-        result[0], result[1] = 0.0, np.nan
-        return result[0], result[1]
     work = np.empty((n, n), dtype=a.dtype)
     _copy(a, work)
     pivots = np.empty(max(n, 1), dtype=np.int32)
@@ -348,6 +345,7 @@ def slogdet(a: Array) -> Any:
             if (pivots[i] != i + 1) != (entry < 0):
                 sign = -sign
             logabsdet += np.log(np.abs(entry))
+    result = np.empty(2, dtype=a.dtype)
     result[0], result[1] = sign, logabsdet
     return result[0], result[1]
 
@@ -368,8 +366,6 @@ def eigh_into(a: Array, w_out: Array, v_out: Array, lower: bool) -> int:
     `lower` names is the other triangle there. syevd leaves the eigenvectors in the
     columns of that storage, the rows of `v_out`, which are then transposed in place."""
     n = a.shape[0]
-    if _too_long(n):
-        return TOO_LONG
     if not (_c_contiguous(w_out) and _c_contiguous(v_out)):
         return NOT_C_CONTIGUOUS
     if n == 0:
@@ -496,12 +492,12 @@ def qr_into(a: Array, q_out: Array, r_out: Array, complete: bool) -> int:
                     return length
                 ints[3] = length
                 query = np.empty(length, dtype=a.dtype)
-            arguments = (at(ints, 0), at(ints, 1), at(work, 0), at(ints, 2), at(tau, 0),
-                         at(query, 0), at(ints, 3), at(ints, 4))
+            factor = (at(ints, 0), at(ints, 1), at(work, 0), at(ints, 2), at(tau, 0),
+                      at(query, 0), at(ints, 3), at(ints, 4))
             if work.itemsize == 8:
-                dgeqrf(*arguments)
+                dgeqrf(*factor)
             else:
-                sgeqrf(*arguments)
+                sgeqrf(*factor)
     for i in range(r_out.shape[0]):
         for j in range(n):
             r_out[i, j] = work[i, j] if j >= i else 0
