@@ -1,21 +1,28 @@
 """LAPACK from compiled code: SciPy's Fortran routines (`cython_lapack`) called by symbol
 name, and the njit functions the linear-algebra kernels call per matrix.
 
-Why not numba's `np.linalg`: it compiles slowly (measured cold here: `np.linalg.solve`
-3.7 s, `np.linalg.cholesky` 0.55 s, per signature and per generated module) and has no
-triangular solve. Here each routine is one external call. Its address comes from
+Why not numba's `np.linalg`: it has no triangular solve, and its general routines compile
+slowly, per signature and per generated module (measured cold, fresh process: a function
+calling `np.linalg.cholesky` and `np.linalg.solve` 3.1 s; `np.linalg.cholesky` alone
+0.12 s). A function calling `cholesky_into` and `solve_triangular_into` compiles in
+0.28 s once these helpers are in numba's disk cache (1.0 s the first time on a machine).
+Here each routine is one external call. Its address comes from
 SciPy's capsule and is registered with LLVM under a fixed name (`fgraph_dpotrf`), as
 `numba_backend.blas` does for BLAS, so that numba's on-disk cache, which records symbol
 names, stays valid across processes. The functions below are compiled once per
 signature into numba's cache and then linked into each generated module.
 
-Every function takes 2-d inputs of any layout and never writes them: LAPACK works on a
-column-major copy (the copy is O(n^2) next to the routine's O(n^3)). Results go into
+Every function takes 2-d inputs of any layout and never writes them. Results go into
 C-contiguous outputs the caller allocated (views of a batched output), and LAPACK's
 `info` comes back as an int for the caller to turn into an error naming the node.
-Lengths beyond LAPACK's 32-bit integers give info -1 instead of being truncated.
-Fortran takes every argument by reference: integers and characters travel in small
-arrays, passed by address.
+Fortran is column-major, and a C-contiguous matrix is the column-major storage of its
+transpose: the functions use that to let LAPACK work in the output itself (a symmetric
+matrix is its own transpose, and inv(a)^T = inv(a^T)), or to read a row-major operand
+in place as its transpose with the opposite flags. Fortran takes every argument by
+reference: integers and characters travel in small arrays, passed by address, so
+lengths beyond LAPACK's 32-bit integers give TOO_LONG rather than being truncated. Only
+those of rectangular matrices and right-hand sides are checked: a square matrix that
+long would hold over 2^62 elements, more than NumPy's 64-bit sizes can describe.
 """
 
 from __future__ import annotations
@@ -30,6 +37,12 @@ from numba.extending import intrinsic
 from numba_backend.blas import capsule_address, cython_module
 from numba_backend.library import library_function
 
+# info values of calls LAPACK cannot take, apart from LAPACK's own -i (argument i wrong).
+TOO_LONG = -1001
+"""A length or leading dimension beyond LAPACK's 32-bit integers."""
+NOT_C_CONTIGUOUS = -1002
+"""An output that is not C-contiguous (LAPACK would write past it)."""
+
 _ROUTINES = {
     # name: number of pointer arguments
     "potrf": 5,
@@ -37,6 +50,7 @@ _ROUTINES = {
     "gesv": 8,
     "potrs": 8,
     "getrf": 6,
+    "getri": 7,
     "syevd": 11,
     "gesdd": 14,
     "geqrf": 8,
@@ -63,6 +77,7 @@ strtrs, dtrtrs = _EXTERNAL["strtrs"], _EXTERNAL["dtrtrs"]
 sgesv, dgesv = _EXTERNAL["sgesv"], _EXTERNAL["dgesv"]
 spotrs, dpotrs = _EXTERNAL["spotrs"], _EXTERNAL["dpotrs"]
 sgetrf, dgetrf = _EXTERNAL["sgetrf"], _EXTERNAL["dgetrf"]
+sgetri, dgetri = _EXTERNAL["sgetri"], _EXTERNAL["dgetri"]
 ssyevd, dsyevd = _EXTERNAL["ssyevd"], _EXTERNAL["dsyevd"]
 sgesdd, dgesdd = _EXTERNAL["sgesdd"], _EXTERNAL["dgesdd"]
 sgeqrf, dgeqrf = _EXTERNAL["sgeqrf"], _EXTERNAL["dgeqrf"]
@@ -75,8 +90,8 @@ _L, _U, _N, _T, _A, _S, _V = (ord(c) for c in "LUNTASV")
 
 @intrinsic
 def at(typingctx: object, array: Any, index: Any) -> Any:
-    """The address of `array`'s element `index` (counted in elements from the start of
-    its data; the array must be contiguous)."""
+    """The address of `array`'s element `index`, counted in elements from the start of
+    its data (for a strided array only index 0, its first element, is meaningful)."""
     if not isinstance(array, types.Array) or not isinstance(index, types.Integer):
         return None
 
@@ -89,19 +104,6 @@ def at(typingctx: object, array: Any, index: Any) -> Any:
 
 
 @library_function
-def _fortran(a: Array) -> Any:
-    """A column-major copy of the 2-d array `a`."""
-    return a.T.copy().T
-
-
-@library_function
-def _store(out: Array, work: Array) -> None:
-    for i in range(out.shape[0]):
-        for j in range(out.shape[1]):
-            out[i, j] = work[i, j]
-
-
-@library_function
 def _too_long(*lengths: int) -> bool:
     for length in lengths:
         if length > _INT_MAX:
@@ -110,257 +112,376 @@ def _too_long(*lengths: int) -> bool:
 
 
 @library_function
-def cholesky_into(a: Array, out: Array, lower: bool) -> int:
-    """potrf: the factor of the triangle `lower` names, the other triangle zeroed."""
+def _c_contiguous(array: Array) -> bool:
+    """Whether LAPACK may write `array` (1-d or 2-d) as one block of memory in C order;
+    strides of axes of length 1, and of empty arrays, do not matter."""
+    if array.size == 0:
+        return True
+    expected = array.itemsize
+    for axis in range(array.ndim - 1, -1, -1):
+        if array.shape[axis] > 1 and array.strides[axis] != expected:
+            return False
+        expected *= array.shape[axis]
+    return True
+
+
+@library_function
+def _workspace_length(query: Array) -> int:
+    """The workspace length a query (lwork = -1) returned, rounded up: a float32 query
+    holds a large length only to 24 bits, and rounding down would give a workspace
+    LAPACK rejects. TOO_LONG beyond 32 bits."""
+    length = int(np.ceil(np.float64(query[0]) * (1.0 + 2.0**-23)))
+    return TOO_LONG if length > _INT_MAX else max(length, 1)
+
+
+@library_function
+def _readable(a: Array) -> Any:
+    """(array, leading dimension, transposed): how LAPACK reads the square matrix `a`
+    without writing it. Column-major storage (Fortran order, or a view with a longer
+    leading dimension) is used in place; row-major storage is used in place as the
+    column-major `a^T` (transposed True, the caller flips its flags); other strides
+    get a column-major copy."""
     n = a.shape[0]
+    item = a.itemsize
+    rows, columns = a.strides
+    if n <= 1:
+        return a, 1, False
+    if rows == item and columns % item == 0 and n <= columns // item <= _INT_MAX:
+        return a, columns // item, False
+    if columns == item and rows % item == 0 and n <= rows // item <= _INT_MAX:
+        return a, rows // item, True
+    copy = np.empty((n, n), dtype=a.dtype).T
+    _copy(a, copy)
+    return copy, n, False
+
+
+@library_function
+def _copy(source: Array, target: Array) -> None:
+    for i in range(source.shape[0]):
+        for j in range(source.shape[1]):
+            target[i, j] = source[i, j]
+
+
+@library_function
+def _right_side(b: Array, out: Array) -> Any:
+    """`b` in column-major storage for LAPACK to overwrite with the solution: `out`
+    itself when it has one column (a C column is column-major too), else a new array
+    the caller copies back."""
+    n, k = b.shape
+    target = out if k == 1 else np.empty((k, n), dtype=out.dtype).T
+    _copy(b, target)
+    return target
+
+
+@library_function
+def _copy_back(target: Array, out: Array) -> None:
+    """The solution into `out`, unless `_right_side` had LAPACK solve in `out` itself."""
+    if out.shape[1] != 1:
+        _copy(target, out)
+
+
+@library_function
+def cholesky_into(a: Array, out: Array, lower: bool) -> int:
+    """potrf: the factor of the triangle `lower` names, the other triangle zeroed.
+
+    Only that triangle of `a` is read: it is copied into `out`, whose C storage is the
+    column-major transpose, so potrf runs in `out` on the opposite triangle (the factor
+    of the transpose is the transposed factor)."""
+    n = a.shape[0]
+    if not _c_contiguous(out):
+        return NOT_C_CONTIGUOUS
     if n == 0:
         return 0
-    if _too_long(n):
-        return -1
-    work = _fortran(a)
-    chars = np.array([_L if lower else _U], dtype=np.uint8)
-    ints = np.array([n, n, 0], dtype=np.int32)
-    if work.itemsize == 8:
-        dpotrf(at(chars, 0), at(ints, 0), at(work, 0), at(ints, 1), at(ints, 2))
-    else:
-        spotrf(at(chars, 0), at(ints, 0), at(work, 0), at(ints, 1), at(ints, 2))
     for i in range(n):
         for j in range(n):
             kept = j <= i if lower else j >= i
-            out[i, j] = work[i, j] if kept else 0
+            out[i, j] = a[i, j] if kept else 0
+    chars = np.array([_U if lower else _L], dtype=np.uint8)
+    ints = np.array([n, n, 0], dtype=np.int32)
+    arguments = (at(chars, 0), at(ints, 0), at(out, 0), at(ints, 1), at(ints, 2))
+    if out.itemsize == 8:
+        dpotrf(*arguments)
+    else:
+        spotrf(*arguments)
     return int(ints[2])
 
 
 @library_function
 def solve_triangular_into(a: Array, b: Array, out: Array, lower: bool, trans: bool,
                           unit_diagonal: bool) -> int:
-    """trtrs: op(a) x = b for triangular a; info > 0 for a zero on the diagonal."""
+    """trtrs: op(a) x = b for triangular a; info > 0 for a zero on the diagonal. A
+    row-major `a` is read in place as `a^T`: the other triangle, the other op."""
     n, k = b.shape
+    if _too_long(n, k):
+        return TOO_LONG
+    if not _c_contiguous(out):
+        return NOT_C_CONTIGUOUS
     if n == 0 or k == 0:
         return 0
-    if _too_long(n, k):
-        return -1
-    matrix, right = _fortran(a), _fortran(b)
-    chars = np.array([_L if lower else _U, _T if trans else _N, 85 if unit_diagonal else _N],
-                     dtype=np.uint8)
-    ints = np.array([n, k, n, n, 0], dtype=np.int32)
+    matrix, lead, transposed = _readable(a)
+    upper = lower == transposed
+    transpose = trans != transposed
+    chars = np.array([_U if upper else _L, _T if transpose else _N,
+                      _U if unit_diagonal else _N], dtype=np.uint8)
+    ints = np.array([n, k, lead, n, 0], dtype=np.int32)
+    right = _right_side(b, out)
     arguments = (at(chars, 0), at(chars, 1), at(chars, 2), at(ints, 0), at(ints, 1),
                  at(matrix, 0), at(ints, 2), at(right, 0), at(ints, 3), at(ints, 4))
-    if matrix.itemsize == 8:
+    if out.itemsize == 8:
         dtrtrs(*arguments)
     else:
         strtrs(*arguments)
-    _store(out, right)
+    _copy_back(right, out)
     return int(ints[4])
 
 
 @library_function
 def solve_into(a: Array, b: Array, out: Array) -> int:
-    """gesv: a x = b by LU with partial pivoting; info > 0 for a singular a."""
+    """gesv: a x = b by LU with partial pivoting, on a copy; info > 0 for a singular a."""
     n, k = b.shape
+    if _too_long(n, k):
+        return TOO_LONG
+    if not _c_contiguous(out):
+        return NOT_C_CONTIGUOUS
     if n == 0 or k == 0:
         return 0
-    if _too_long(n, k):
-        return -1
-    matrix, right = _fortran(a), _fortran(b)
+    matrix = np.empty((n, n), dtype=out.dtype).T
+    _copy(a, matrix)
     pivots = np.empty(n, dtype=np.int32)
     ints = np.array([n, k, n, n, 0], dtype=np.int32)
+    right = _right_side(b, out)
     arguments = (at(ints, 0), at(ints, 1), at(matrix, 0), at(ints, 2), at(pivots, 0),
                  at(right, 0), at(ints, 3), at(ints, 4))
-    if matrix.itemsize == 8:
+    if out.itemsize == 8:
         dgesv(*arguments)
     else:
         sgesv(*arguments)
-    _store(out, right)
+    _copy_back(right, out)
     return int(ints[4])
 
 
 @library_function
 def cho_solve_into(c: Array, b: Array, out: Array, lower: bool) -> int:
-    """potrs: (c c^T) x = b (or c^T c with `lower` false) from a Cholesky factor."""
+    """potrs: (c c^T) x = b (or c^T c with `lower` false) from a Cholesky factor. A
+    row-major `c` is read in place as `c^T`, the factor of the other triangle."""
     n, k = b.shape
+    if _too_long(n, k):
+        return TOO_LONG
+    if not _c_contiguous(out):
+        return NOT_C_CONTIGUOUS
     if n == 0 or k == 0:
         return 0
-    if _too_long(n, k):
-        return -1
-    factor, right = _fortran(c), _fortran(b)
-    chars = np.array([_L if lower else _U], dtype=np.uint8)
-    ints = np.array([n, k, n, n, 0], dtype=np.int32)
+    factor, lead, transposed = _readable(c)
+    chars = np.array([_U if lower == transposed else _L], dtype=np.uint8)
+    ints = np.array([n, k, lead, n, 0], dtype=np.int32)
+    right = _right_side(b, out)
     arguments = (at(chars, 0), at(ints, 0), at(ints, 1), at(factor, 0), at(ints, 2),
                  at(right, 0), at(ints, 3), at(ints, 4))
-    if factor.itemsize == 8:
+    if out.itemsize == 8:
         dpotrs(*arguments)
     else:
         spotrs(*arguments)
-    _store(out, right)
+    _copy_back(right, out)
     return int(ints[4])
+
+
+@library_function
+def _getrf(work: Array, pivots: Array) -> int:
+    """getrf in place on the square C-contiguous `work`, read as the column-major
+    transpose of its C contents; info > 0 for a singular matrix."""
+    n = work.shape[0]
+    ints = np.array([n, n, n, 0], dtype=np.int32)
+    arguments = (at(ints, 0), at(ints, 1), at(work, 0), at(ints, 2), at(pivots, 0), at(ints, 3))
+    if work.itemsize == 8:
+        dgetrf(*arguments)
+    else:
+        sgetrf(*arguments)
+    return int(ints[3])
 
 
 @library_function
 def inv_into(a: Array, out: Array) -> int:
-    """The inverse, as gesv against the identity; info > 0 for a singular a."""
+    """getrf and getri in `out`: a copied into C order is a^T column-major, and the
+    inverse of a^T is inv(a)^T, which read in C order is inv(a). info > 0: singular."""
     n = a.shape[0]
-    identity = np.zeros((n, n), dtype=out.dtype)
-    for i in range(n):
-        identity[i, i] = 1
-    return int(solve_into(a, identity, out))
-
-
-@library_function
-def _lu(a: Array) -> Any:
-    """getrf on a copy: (the factors, the pivots, info)."""
-    n = a.shape[0]
-    work = _fortran(a)
-    pivots = np.empty(max(n, 1), dtype=np.int32)
-    ints = np.array([n, n, n, 0], dtype=np.int32)
-    arguments = (at(ints, 0), at(ints, 1), at(work, 0), at(ints, 2), at(pivots, 0), at(ints, 3))
-    if n > 0:
-        if work.itemsize == 8:
-            dgetrf(*arguments)
+    if not _c_contiguous(out):
+        return NOT_C_CONTIGUOUS
+    if n == 0:
+        return 0
+    _copy(a, out)
+    pivots = np.empty(n, dtype=np.int32)
+    info = _getrf(out, pivots)
+    if info != 0:
+        return info
+    ints = np.array([n, n, -1, 0], dtype=np.int32)
+    work = np.empty(1, dtype=out.dtype)
+    for attempt in range(2):
+        if attempt == 1:
+            length = _workspace_length(work)
+            if length < 0:
+                return length
+            ints[2] = length
+            work = np.empty(length, dtype=out.dtype)
+        arguments = (at(ints, 0), at(out, 0), at(ints, 1), at(pivots, 0), at(work, 0),
+                     at(ints, 2), at(ints, 3))
+        if out.itemsize == 8:
+            dgetri(*arguments)
         else:
-            sgetrf(*arguments)
-    return work, pivots, ints[3]
+            sgetri(*arguments)
+    return int(ints[3])
 
 
 @library_function
 def slogdet(a: Array) -> Any:
-    """(sign, log|det|) from the LU factors, NumPy's (0, -inf) for a singular matrix."""
-    work, pivots, info = _lu(a)
+    """(sign, log|det|) in a's dtype from getrf on a C-order copy (a^T column-major,
+    with the same determinant): the signs of U's diagonal and one flip per row swap.
+    NumPy's (0, -inf) for a singular matrix."""
+    n = a.shape[0]
+    work = np.empty((n, n), dtype=a.dtype)
+    _copy(a, work)
+    pivots = np.empty(max(n, 1), dtype=np.int32)
     sign, logabsdet = 1.0, 0.0
-    if info > 0:
-        return 0.0, -np.inf
-    for i in range(a.shape[0]):
-        entry = work[i, i]
-        if pivots[i] != i + 1:
-            sign = -sign
-        if entry < 0:
-            sign = -sign
-        logabsdet += np.log(np.abs(entry))
-    return sign, logabsdet
+    if n > 0 and _getrf(work, pivots) > 0:
+        sign, logabsdet = 0.0, -np.inf
+    else:
+        for i in range(n):
+            entry = work[i, i]
+            if (pivots[i] != i + 1) != (entry < 0):
+                sign = -sign
+            logabsdet += np.log(np.abs(entry))
+    result = np.empty(2, dtype=a.dtype)
+    result[0], result[1] = sign, logabsdet
+    return result[0], result[1]
 
 
 @library_function
 def det(a: Array) -> Any:
-    """The determinant: the product of U's diagonal with the sign of the row swaps."""
-    work, pivots, _ = _lu(a)
-    value = 1.0
-    for i in range(a.shape[0]):
-        value *= work[i, i]
-        if pivots[i] != i + 1:
-            value = -value
-    return value
+    """sign * exp(log|det|), in a's dtype, as NumPy computes it (no overflow from
+    multiplying the diagonal one entry at a time); 0.0 for a singular matrix."""
+    sign, logabsdet = slogdet(a)
+    return sign * np.exp(logabsdet)
 
 
 @library_function
 def eigh_into(a: Array, w_out: Array, v_out: Array, lower: bool) -> int:
-    """syevd (as NumPy's eigh): ascending eigenvalues, eigenvectors in columns."""
+    """syevd (as NumPy's eigh): ascending eigenvalues, eigenvectors in columns.
+
+    a is copied into `v_out`, whose C storage is the column-major a^T: the triangle
+    `lower` names is the other triangle there. syevd leaves the eigenvectors in the
+    columns of that storage, the rows of `v_out`, which are then transposed in place."""
     n = a.shape[0]
+    if not (_c_contiguous(w_out) and _c_contiguous(v_out)):
+        return NOT_C_CONTIGUOUS
     if n == 0:
         return 0
-    if _too_long(n):
-        return -1
-    work = _fortran(a)
-    values = np.empty(n, dtype=a.dtype)
-    chars = np.array([_V, _L if lower else _U], dtype=np.uint8)
+    _copy(a, v_out)
+    chars = np.array([_V, _U if lower else _L], dtype=np.uint8)
     ints = np.array([n, n, -1, -1, 0], dtype=np.int32)
-    query = np.empty(1, dtype=a.dtype)
-    iquery = np.empty(1, dtype=np.int32)
+    work = np.empty(1, dtype=v_out.dtype)
+    iwork = np.empty(1, dtype=np.int32)
     for attempt in range(2):
         if attempt == 1:
-            ints[2], ints[3] = max(int(query[0]), 1), max(iquery[0], 1)
-            query = np.empty(ints[2], dtype=a.dtype)
-            iquery = np.empty(ints[3], dtype=np.int32)
-        arguments = (at(chars, 0), at(chars, 1), at(ints, 0), at(work, 0), at(ints, 1),
-                     at(values, 0), at(query, 0), at(ints, 2), at(iquery, 0), at(ints, 3),
+            length = _workspace_length(work)
+            if length < 0:
+                return length
+            ints[2], ints[3] = length, max(iwork[0], 1)
+            work = np.empty(ints[2], dtype=v_out.dtype)
+            iwork = np.empty(ints[3], dtype=np.int32)
+        arguments = (at(chars, 0), at(chars, 1), at(ints, 0), at(v_out, 0), at(ints, 1),
+                     at(w_out, 0), at(work, 0), at(ints, 2), at(iwork, 0), at(ints, 3),
                      at(ints, 4))
-        if work.itemsize == 8:
+        if v_out.itemsize == 8:
             dsyevd(*arguments)
         else:
             ssyevd(*arguments)
     for i in range(n):
-        w_out[i] = values[i]
-    _store(v_out, work)
+        for j in range(i + 1, n):
+            v_out[i, j], v_out[j, i] = v_out[j, i], v_out[i, j]
     return int(ints[4])
 
 
 @library_function
-def _gesdd(a: Array, jobz: int, u_columns: int, vt_rows: int) -> Any:
-    """gesdd on a copy: (u, s, vt, info) as column-major arrays (u and vt empty for 'N')."""
+def _gesdd(a: Array, jobz: int, s_out: Array, u_out: Array, vh_out: Array) -> int:
+    """gesdd on a C-order copy of a, which is a^T = vh^T diag(s) u^T column-major:
+    LAPACK's U of a^T (column-major) is vh in C order, its VT is u in C order, so both
+    are written straight into the outputs. `jobz` 'N' leaves u_out and vh_out alone."""
     m, n = a.shape
     k = min(m, n)
-    work = _fortran(a)
-    values = np.empty(k, dtype=a.dtype)
-    # At least one element each: LAPACK gets a valid address even where it writes none.
-    u = np.empty((max(u_columns, 1), m), dtype=a.dtype).T
-    vt = np.empty((n, max(vt_rows, 1)), dtype=a.dtype).T
+    work = np.empty((m, n), dtype=a.dtype)
+    _copy(a, work)
     chars = np.array([jobz], dtype=np.uint8)
-    ints = np.array([m, n, max(m, 1), max(m, 1), max(vt_rows, 1), -1, 0], dtype=np.int32)
-    iwork = np.empty(max(8 * k, 1), dtype=np.int32)
+    vh_lead = n if jobz != _N else 1
+    u_lead = max(u_out.shape[1], 1) if jobz != _N else 1
+    ints = np.array([n, m, max(n, 1), vh_lead, u_lead, -1, 0], dtype=np.int32)
+    iwork = np.empty(8 * k, dtype=np.int32)
     query = np.empty(1, dtype=a.dtype)
     for attempt in range(2):
         if attempt == 1:
-            ints[5] = max(int(query[0]), 1)
-            query = np.empty(ints[5], dtype=a.dtype)
+            length = _workspace_length(query)
+            if length < 0:
+                return length
+            ints[5] = length
+            query = np.empty(length, dtype=a.dtype)
         arguments = (at(chars, 0), at(ints, 0), at(ints, 1), at(work, 0), at(ints, 2),
-                     at(values, 0), at(u, 0), at(ints, 3),
-                     at(vt, 0), at(ints, 4), at(query, 0), at(ints, 5),
-                     at(iwork, 0), at(ints, 6))
+                     at(s_out, 0), at(vh_out, 0), at(ints, 3), at(u_out, 0), at(ints, 4),
+                     at(query, 0), at(ints, 5), at(iwork, 0), at(ints, 6))
         if work.itemsize == 8:
             dgesdd(*arguments)
         else:
             sgesdd(*arguments)
-    return u[:, :u_columns], values, vt[:vt_rows], ints[6]
+    return int(ints[6])
+
+
+@library_function
+def _identity(out: Array) -> None:
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = 1 if i == j else 0
 
 
 @library_function
 def svd_into(a: Array, u_out: Array, s_out: Array, vh_out: Array, full_matrices: bool) -> int:
-    """gesdd (as NumPy's svd): u, s, vh with a = u diag(s) vh."""
+    """gesdd (as NumPy's svd): a = u diag(s) vh, u (m, m or k), vh (n or k, n). An
+    empty a has identity factors, as in NumPy."""
     m, n = a.shape
-    k = min(m, n)
-    if k == 0:
-        for i in range(u_out.shape[0]):
-            for j in range(u_out.shape[1]):
-                u_out[i, j] = 1 if i == j else 0
-        for i in range(vh_out.shape[0]):
-            for j in range(vh_out.shape[1]):
-                vh_out[i, j] = 1 if i == j else 0
-        return 0
     if _too_long(m, n):
-        return -1
-    u, values, vt, info = _gesdd(a, _A if full_matrices else _S, m if full_matrices else k,
-                                 n if full_matrices else k)
-    for i in range(k):
-        s_out[i] = values[i]
-    _store(u_out, u)
-    _store(vh_out, vt)
-    return int(info)
+        return TOO_LONG
+    if not (_c_contiguous(u_out) and _c_contiguous(s_out) and _c_contiguous(vh_out)):
+        return NOT_C_CONTIGUOUS
+    if min(m, n) == 0:
+        _identity(u_out)
+        _identity(vh_out)
+        return 0
+    return _gesdd(a, _A if full_matrices else _S, s_out, u_out, vh_out)
 
 
 @library_function
 def svd_values_into(a: Array, s_out: Array) -> int:
     """gesdd without vectors (as NumPy's svd(compute_uv=False))."""
     m, n = a.shape
+    if _too_long(m, n):
+        return TOO_LONG
+    if not _c_contiguous(s_out):
+        return NOT_C_CONTIGUOUS
     if min(m, n) == 0:
         return 0
-    if _too_long(m, n):
-        return -1
-    _, values, _, info = _gesdd(a, _N, 0, 0)
-    for i in range(values.shape[0]):
-        s_out[i] = values[i]
-    return int(info)
+    unused = np.empty((1, 1), dtype=s_out.dtype)
+    return _gesdd(a, _N, s_out, unused, unused)
 
 
 @library_function
 def qr_into(a: Array, q_out: Array, r_out: Array, complete: bool) -> int:
-    """geqrf and orgqr (as NumPy's qr): q with orthonormal columns, r upper triangular."""
+    """geqrf and orgqr, as NumPy's qr (same routines, so the same signs): q (m, m or k)
+    with orthonormal columns, r (m or k, n) upper triangular.
+
+    Both run in one column-major copy of a, wide enough for q's columns (complete mode
+    with m > n adds m - n); r is read off before orgqr overwrites the copy with q."""
     m, n = a.shape
     k = min(m, n)
     q_columns = m if complete else k
     if _too_long(m, n):
-        return -1
-    # geqrf on a copy wide enough to hold q's columns (complete mode adds m - n).
-    width = max(n, q_columns)
-    work = np.zeros((width, m), dtype=a.dtype).T
+        return TOO_LONG
+    work = np.zeros((max(n, q_columns), m), dtype=a.dtype).T
     for i in range(m):
         for j in range(n):
             work[i, j] = a[i, j]
@@ -370,30 +491,32 @@ def qr_into(a: Array, q_out: Array, r_out: Array, complete: bool) -> int:
         query = np.empty(1, dtype=a.dtype)
         for attempt in range(2):
             if attempt == 1:
-                ints[3] = max(int(query[0]), 1)
-                query = np.empty(ints[3], dtype=a.dtype)
-            factor_arguments = (at(ints, 0), at(ints, 1), at(work, 0), at(ints, 2), at(tau, 0),
-                                at(query, 0), at(ints, 3), at(ints, 4))
+                length = _workspace_length(query)
+                if length < 0:
+                    return length
+                ints[3] = length
+                query = np.empty(length, dtype=a.dtype)
+            factor = (at(ints, 0), at(ints, 1), at(work, 0), at(ints, 2), at(tau, 0),
+                      at(query, 0), at(ints, 3), at(ints, 4))
             if work.itemsize == 8:
-                dgeqrf(*factor_arguments)
+                dgeqrf(*factor)
             else:
-                sgeqrf(*factor_arguments)
+                sgeqrf(*factor)
     for i in range(r_out.shape[0]):
         for j in range(n):
             r_out[i, j] = work[i, j] if j >= i else 0
-    if m == 0 or q_columns == 0:
-        return int(ints[4])
     if k == 0:
-        for i in range(m):
-            for j in range(q_columns):
-                q_out[i, j] = 1 if i == j else 0
+        _identity(q_out)
         return int(ints[4])
     ints[3] = -1
     query = np.empty(1, dtype=a.dtype)
     for attempt in range(2):
         if attempt == 1:
-            ints[3] = max(int(query[0]), 1)
-            query = np.empty(ints[3], dtype=a.dtype)
+            length = _workspace_length(query)
+            if length < 0:
+                return length
+            ints[3] = length
+            query = np.empty(length, dtype=a.dtype)
         arguments = (at(ints, 0), at(ints, 5), at(ints, 6), at(work, 0), at(ints, 2),
                      at(tau, 0), at(query, 0), at(ints, 3), at(ints, 4))
         if work.itemsize == 8:
