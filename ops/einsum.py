@@ -194,9 +194,12 @@ def _product(lengths: Sequence[Variable | int]) -> Variable | int:
 
 def _arranged(term: Term, batch: list[str], first: list[str], second: list[str]) -> Variable:
     """`term` transposed to (batch, first, second) and reshaped to one axis per batch
-    index and two more: the product of `first`'s lengths and of `second`'s."""
+    index and two more: the product of `first`'s lengths and of `second`'s (no reshape
+    when each group is one index: a plain matrix product stays a bare `MatMul`)."""
     order = [term.indices.index(i) for i in (*batch, *first, *second)]
     moved = term.value if order == list(range(len(order))) else transpose(term.value, order)
+    if len(first) == len(second) == 1:
+        return moved
     return reshape(moved, [*(term.length(i) for i in batch),
                            _product([term.length(i) for i in first]),
                            _product([term.length(i) for i in second])])
@@ -214,6 +217,9 @@ def _contract(left: Term, right: Term, later: set[str]) -> Term:
     free_right = [i for i in right.indices if i not in shared]
     product = MatMul()(_arranged(left, batch, free_left, contracted),
                        _arranged(right, batch, contracted, free_right))
+    indices = "".join((*batch, *free_left, *free_right))
+    if len(free_left) == len(free_right) == 1:
+        return Term(product, indices)
     shape = [*(left.length(i) for i in (*batch, *free_left)),
              *(right.length(i) for i in free_right)]
-    return Term(reshape(product, shape), "".join((*batch, *free_left, *free_right)))
+    return Term(reshape(product, shape), indices)
