@@ -49,8 +49,8 @@ class Term:
 
 def einsum(subscripts: str, *operands: TensorLike) -> Variable:
     """Einstein summation over `operands` as `numpy.einsum` (explicit `"ij,jk->ik"` and
-    implicit `"ij,jk"` modes, `...` broadcasting, static length 1 broadcasting, repeated
-    indices within an operand taking diagonals); lowered to `MatMul` and shape ops."""
+    implicit `"ij,jk"` modes, `...` broadcasting, repeated indices within an operand
+    taking diagonals); lowered to `MatMul` and shape ops."""
     values = [as_tensor(x, name="einsum operand") for x in operands]
     inputs, output = _parse(subscripts, values)
     _check_lengths(subscripts, values, inputs)
