@@ -19,12 +19,14 @@ from collections.abc import Sequence
 
 import attrs
 
-from fgraph import ShapeError, Variable
+from fgraph import ShapeError, Variable, promote
 from fgraph.operators import TensorLike
 from ops.convert import as_tensor
 from ops.dimshuffle import squeeze, transpose
+from ops.elemwise import cast
 from ops.matmul import MatMul
 from ops.numpy_functions import diagonal
+from ops.reduction import any as reduce_any
 from ops.reduction import sum as reduce_sum
 from ops.reshape import reshape
 
@@ -56,7 +58,7 @@ def einsum(subscripts: str, *operands: TensorLike) -> Variable:
     _check_lengths(subscripts, values, inputs)
     stretched = _stretched_indices(values, inputs)
     terms = [_diagonals(_without_broadcast_axes(Term(v, i), stretched))
-             for v, i in zip(values, inputs)]
+             for v, i in zip(_in_common_dtype(values), inputs)]
     terms = [_summed_alone(term, _needed_elsewhere(terms, k, output))
              for k, term in enumerate(terms)]
     result = terms[0]
@@ -66,6 +68,13 @@ def einsum(subscripts: str, *operands: TensorLike) -> Variable:
     result = _sum_over(result, set(result.indices) - set(output))
     order = [result.indices.index(index) for index in output]
     return result.value if order == list(range(len(order))) else transpose(result.value, order)
+
+
+def _in_common_dtype(values: list[Variable]) -> list[Variable]:
+    """The operands cast to their common dtype, as `numpy.einsum` computes: a sum taken
+    within one operand must not wrap in its narrower integers or count bools as bools."""
+    dtype = promote(*(v.dtype for v in values))
+    return [v if v.dtype == dtype else cast(v, dtype) for v in values]
 
 
 def _parse(subscripts: str, values: list[Variable]) -> tuple[list[str], str]:
@@ -173,11 +182,16 @@ def _needed_elsewhere(terms: list[Term], k: int, output: str) -> set[str]:
 
 
 def _sum_over(term: Term, indices: set[str]) -> Term:
+    """Sum over `indices` in the (common) dtype, as `numpy.einsum` accumulates (not
+    `numpy.sum`'s wider integers): bools by logical or, integers wrapped back."""
     axes = tuple(k for k, i in enumerate(term.indices) if i in indices)
     if not axes:
         return term
     kept = "".join(i for i in term.indices if i not in indices)
-    return Term(reduce_sum(term.value, axis=axes), kept)
+    if term.value.dtype == "bool":
+        return Term(reduce_any(term.value, axis=axes), kept)
+    total = reduce_sum(term.value, axis=axes)
+    return Term(total if total.dtype == term.value.dtype else cast(total, term.value.dtype), kept)
 
 
 def _summed_alone(term: Term, needed: set[str]) -> Term:

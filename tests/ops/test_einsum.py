@@ -66,6 +66,27 @@ def test_einsum_matches_numpy(subscripts: str, shapes: Shapes) -> None:
     assert_matches_numpy(subscripts, run(lambda *xs: pt.einsum(subscripts, *xs), values), values)
 
 
+DTYPE_CASES = [("bool", "bool"), ("bool", "int64"), ("int8", "int8"), ("uint8", "int32"),
+               ("int8", "float32"), ("float32", "float32"), ("int32", "float64")]
+
+
+@pytest.mark.parametrize("dtypes", DTYPE_CASES, ids=str)
+@pytest.mark.parametrize("subscripts, shapes", [("ij,j->", [(3, 3), (3,)]), ("ij,j->i", [(3, 3), (3,)]),
+                                                ("ij,jk->ik", [(3, 3), (3, 3)]), ("ii,i", [(3, 3), (3,)])])
+def test_einsum_computes_in_the_common_dtype(
+    subscripts: str, shapes: Shapes, dtypes: tuple[str, str]
+) -> None:
+    """As `numpy.einsum`: in the operands' common dtype, integers wrapping in it (int8 sums
+    of 100s overflow), bools summed as a logical or; not `numpy.sum`'s wider integers."""
+    rng = np.random.default_rng(4)
+    values = [rng.integers(0, 2 if dtype == "bool" else 101, size=shape).astype(dtype)
+              for shape, dtype in zip(shapes, dtypes)]
+    got = run(lambda *xs: pt.einsum(subscripts, *xs), values)
+    expected = np.einsum(subscripts, *values)
+    assert got.dtype == expected.dtype
+    np.testing.assert_array_equal(got, expected)
+
+
 BROADCAST_CASES: list[tuple[str, Shapes]] = [
     ("ij,jk->ik", [(2, 1), (3, 4)]), ("i,i", [(1,), (3,)]), ("ij,ij->", [(2, 1), (1, 3)]),
     ("i,i,i", [(1,), (3,), (1,)]), ("bi,bi->b", [(1, 3), (4, 3)]), ("dbb,d", [(1, 3, 3), (2,)]),
