@@ -31,8 +31,9 @@ from ops.reduction import sum as reduce_sum
 from ops.reshape import reshape
 
 _LETTERS = set(string.ascii_letters)
-_ELLIPSIS_LABELS = "".join(chr(0x3B1 + k) for k in range(24))
-"""Labels standing for the axes an ellipsis covers (Greek letters: never user indices)."""
+_ELLIPSIS_LABELS = "".join(chr(0x3B1 + k) for k in range(64))
+"""Labels standing for the axes an ellipsis covers, as many as NumPy's 64 axes (non-ASCII
+characters from the Greek block: never user indices)."""
 
 
 @attrs.frozen
