@@ -157,38 +157,38 @@ def _upper_fraction(a: float, x: float) -> float:
 
 
 @library_function
+def _incomplete_gamma(a: float, x: float, upper: bool) -> float:
+    """Q(a, x) with `upper`, else P(a, x): the one of the two that is small is computed
+    directly (P's series below x = a + 1, Q's continued fraction above), the other as
+    one minus it. SciPy's nan for a < 0, x < 0 or a = x = 0."""
+    if math.isnan(a) or math.isnan(x) or a < 0 or x < 0 or (a == 0 and x == 0):
+        return math.nan
+    if a == 0 or x == math.inf:
+        lower = 1.0
+    elif x == 0:
+        lower = 0.0
+    elif x < a + 1:
+        lower = _lower_series(a, x)
+        return 1 - lower if upper else lower
+    else:
+        complement = _upper_fraction(a, x)
+        return complement if upper else 1 - complement
+    return 1 - lower if upper else lower
+
+
+@library_function
 def gammainc(a: float, x: float) -> float:
     """The regularized lower incomplete gamma P(a, x). Relative error <= 1e-12 for
     a <= 1e3 where the value exceeds 1e-300 (the shared prefactor loses about
     a * 1e-16); SciPy's nan for a < 0, x < 0 or a = x = 0."""
-    if math.isnan(a) or math.isnan(x) or a < 0 or x < 0 or (a == 0 and x == 0):
-        return math.nan
-    if a == 0:
-        return 1.0
-    if x == 0:
-        return 0.0
-    if x == math.inf:
-        return 1.0
-    if x < a + 1:
-        return _lower_series(a, x)
-    return 1 - _upper_fraction(a, x)
+    return _incomplete_gamma(a, x, False)
 
 
 @library_function
 def gammaincc(a: float, x: float) -> float:
     """The regularized upper incomplete gamma Q(a, x) = 1 - P(a, x), computed directly
     where it is small; bounds as `gammainc`."""
-    if math.isnan(a) or math.isnan(x) or a < 0 or x < 0 or (a == 0 and x == 0):
-        return math.nan
-    if a == 0:
-        return 0.0
-    if x == 0:
-        return 1.0
-    if x == math.inf:
-        return 0.0
-    if x < a + 1:
-        return 1 - _lower_series(a, x)
-    return _upper_fraction(a, x)
+    return _incomplete_gamma(a, x, True)
 
 
 @library_function
