@@ -51,11 +51,10 @@ def _scan(op: Scan, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     scalar = is_scalar_body(body)
     p = node.prefix
     nc, ns = op.n_carries, op.n_sequences
-    initials = node.inputs[1 : 1 + nc]
-    sequences = node.inputs[1 + nc : 1 + nc + ns]
-    non_sequences = node.inputs[1 + nc + ns :]
+    given = op.split_inputs(node.inputs)
+    initials, sequences, non_sequences = given.initials, given.sequences, given.non_sequences
     carry_types = op.carry_types
-    lines = [f"{p}n = int({node.inputs[0]}[()])"]
+    lines = [f"{p}n = int({given.n_steps}[()])"]
     lines += _step_checks(op, p, sequences)
 
     # Names the body reads its params through.
@@ -134,24 +133,24 @@ def _scan(op: Scan, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     lines += [f"    {line}" for statement in loop for line in statement.splitlines()]
 
     # Outputs.
-    outputs = iter(node.outputs)
-    for k in range(nc):
-        out = next(outputs)
-        if carry_types[k].ndim == 0 and scalar:
-            lines += [f"{out} = new_array((), {dtype_expression(carry_types[k].dtype)})",
-                      f"{out}[()] = {carries[k]}"]
+    outputs = op.split_outputs(node.outputs)
+    for out, carry, carry_type in zip(outputs.finals, carries, carry_types):
+        if carry_type.ndim == 0 and scalar:
+            lines += [f"{out} = new_array((), {dtype_expression(carry_type.dtype)})",
+                      f"{out}[()] = {carry}"]
         else:
-            lines.append(f"{out} = {carries[k]}.copy()")
+            lines.append(f"{out} = {carry}.copy()")
     for name, k in zip(trace_names, traced):
+        out = f"{outputs.traces[k]}"
         if op.window(k):
-            lines += _window_rows(next(outputs), name, op.window(k), carry_types[k], p)
+            lines += _window_rows(out, name, op.window(k), carry_types[k], p)
         else:
-            lines.append(f"{next(outputs)} = {_executed_rows(op, name, p, boundary=True)}")
-    for name in ys_names:
-        lines.append(f"{next(outputs)} = {_executed_rows(op, name, p, boundary=False)}")
-    if op.while_loop:
-        out = next(outputs)
-        lines += [f"{out} = new_array((), np.int64)", f"{out}[()] = {p}done"]
+            lines.append(f"{out} = {_executed_rows(op, name, p, boundary=True)}")
+    for out, name in zip(outputs.ys, ys_names):
+        lines.append(f"{out} = {_executed_rows(op, name, p, boundary=False)}")
+    if outputs.executed is not None:
+        lines += [f"{outputs.executed} = new_array((), np.int64)",
+                  f"{outputs.executed}[()] = {p}done"]
     return lines
 
 

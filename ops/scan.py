@@ -30,6 +30,7 @@ from fgraph.operators import TensorLike
 from fgraph.traverse import rebuild
 from ops.convert import as_tensor
 from ops.elemwise import cast, minimum, neq
+from ops.loop_layout import LoopInputs
 from ops.scan_op import Scan
 from ops.shape_vector import static_value
 
@@ -491,15 +492,18 @@ def _build(
         truncate_gradient=truncate_gradient,
         length=None if stop is not None else static_steps,
     )
-    loop_outputs = op.apply(steps, *carry_initials, *rows, *non_sequences, *captured)
+    loop = op.apply_loop(
+        LoopInputs(steps, tuple(carry_initials), tuple(rows), (*non_sequences, *captured))
+    )
     picked = []
     for kind, number in returned_from:
-        value = loop_outputs[op.output_index(kind, number)]
-        if kind == "trace":
-            value = value[1:]  # the rows after each step (row 0 is the initial value)
-        elif not keep_traces and kind == "ys":
-            value = value[-1]
-        picked.append(value)
+        trace = loop.traces[number] if kind == "trace" else None
+        if trace is not None:
+            picked.append(trace[1:])  # the rows after each step (row 0 is the initial value)
+        elif kind == "final":
+            picked.append(loop.finals[number])
+        else:
+            picked.append(loop.ys[number] if keep_traces else loop.ys[number][-1])
     return tuple(picked)
 
 

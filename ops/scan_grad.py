@@ -30,6 +30,7 @@ from fgraph.traverse import rebuild
 from ops.elemwise import Elemwise, add, eq, minimum, where, zeros_like
 from ops.grad import backpropagate, propagate_tangents, sum_by_variable
 from ops.dimshuffle import DimShuffle
+from ops.loop_layout import LoopInputs
 from ops.scan_op import Scan
 from ops.reshape import reshape
 from ops.shape_vector import static_value
@@ -78,12 +79,14 @@ def scan_pullback(
     op: Scan, inputs: tuple[Variable, ...], cotangents: tuple[Variable | None, ...]
 ) -> tuple[Variable | None, ...]:
     n_carries, n_sequences = op.n_carries, op.n_sequences
-    n_steps = inputs[0]
-    initials = inputs[1 : 1 + n_carries]
-    sequences = inputs[1 + n_carries : 1 + n_carries + n_sequences]
-    non_sequences = inputs[1 + n_carries + n_sequences :]
-    final_cotangents = list(cotangents[:n_carries])
-    trace_cotangents = {k: cotangents[op.output_index("trace", k)] for k in op.traced_carries}
+    given = op.split_inputs(inputs)
+    n_steps, initials = given.n_steps, given.initials
+    sequences, non_sequences = given.sequences, given.non_sequences
+    output_cotangents = op.split_outputs(cotangents)
+    final_cotangents = list(output_cotangents.finals)
+    trace_cotangents = {
+        k: cotangent for k, cotangent in enumerate(output_cotangents.traces) if op.traced[k]
+    }
     initial_cotangents: dict[int, Variable] = {}
     for k, cotangent in trace_cotangents.items():
         if cotangent is None:
@@ -98,14 +101,14 @@ def scan_pullback(
         # what the steps wrote.
         initial_cotangents[k] = cotangent[-1] if op.reverse else cotangent[0]
         trace_cotangents[k] = cotangent[:-1] if op.reverse else cotangent[1:]
-    ys_cotangents = [cotangents[op.output_index("ys", y)] for y in range(op.n_ys)]
+    ys_cotangents = list(output_cotangents.ys)
     if all(c is None for c in (*final_cotangents, *trace_cotangents.values(), *ys_cotangents)):
         return (None,) * len(inputs)
 
     full_op = attrs.evolve(op, traced=(True,) * n_carries, windows=())
-    full = full_op.apply(*inputs)
-    traces = [full[full_op.output_index("trace", k)] for k in range(n_carries)]
-    executed = full[full_op.output_index("executed", 0)] if op.while_loop else n_steps
+    full = full_op.apply_loop(given)
+    traces = [_given(trace) for trace in full.traces]
+    executed = n_steps if full.executed is None else full.executed
     # Trace row i is step `offset + i`: a reversed while-loop ran the top rows.
     offset = n_steps - executed if (op.reverse and op.while_loop) else None
     if op.truncate_gradient > 0:
@@ -173,7 +176,7 @@ def scan_pullback(
     # What the step computed is in the forward traces: the backward step reads it there
     # instead of computing it again (tanh's derivative reads tanh's output, say).
     afters = [trace[:-1] if op.reverse else trace[1:] for trace in traces]
-    step_traces = [*afters, *(full[full_op.output_index("ys", y)] for y in range(op.n_ys))]
+    step_traces = [*afters, *full.ys]
     computed = step_outputs[: n_carries + op.n_ys]
     read_back = [k for k, v in enumerate(computed) if v.owner is not None]
     stored_inputs = [_rows(step_traces[k], f"step_output{k}") for k in read_back]
@@ -203,25 +206,28 @@ def scan_pullback(
         *(window(_given(ys_cotangents[y]), None) for y in given_ys),
         *(window(step_traces[k], None) for k in read_back),
     ]
-    results = backward.apply(
-        kept, *start_cotangents, *start_sums, *backward_sequences, *non_sequences
-    )
+    results = backward.apply_loop(LoopInputs(
+        kept, (*start_cotangents, *start_sums), tuple(backward_sequences), non_sequences
+    ))
 
-    gradients: list[Variable | None] = [None] * len(inputs)
+    initial_grads: list[Variable | None] = [None] * n_carries
     for number, k in enumerate(differentiable_carries):
-        gradient = results[number]
+        gradient = results.finals[number]
         if op.truncate_gradient > 0:
             gradient = where(eq(kept, executed), gradient, zeros_like(gradient))
         if k in initial_cotangents:
             gradient = add(gradient, initial_cotangents[k])
-        gradients[1 + k] = gradient
+        initial_grads[k] = gradient
+    summed_grads: list[Variable | None] = [None] * len(non_sequences)
     for number, k in enumerate(differentiable_non_sequences):
-        gradients[1 + n_carries + n_sequences + k] = results[len(cotangent_inputs) + number]
+        summed_grads[k] = results.finals[len(cotangent_inputs) + number]
+    sequence_grads: list[Variable | None] = [None] * n_sequences
     for number, k in enumerate(rows_with_grad):
-        trace = results[backward.output_index("ys", number)]
         start, stop = _plus(offset, lo), _given(_plus(offset, executed if hi is None else hi))
-        gradients[1 + n_carries + k] = _place(trace, sequences[k], start, stop)
-    return tuple(gradients)
+        sequence_grads[k] = _place(results.ys[number], sequences[k], start, stop)
+    return LoopInputs(
+        None, tuple(initial_grads), tuple(sequence_grads), tuple(summed_grads)
+    ).joined()
 
 
 def _last_row_cotangent(cotangent: Variable, op: Scan) -> Variable | None:
@@ -312,13 +318,13 @@ def _rows_shaped_like(rows: Variable, sequence: Variable) -> Variable:
 def scan_pushforward(
     op: Scan, inputs: tuple[Variable, ...], tangents: tuple[Variable | None, ...]
 ) -> tuple[Variable | None, ...]:
-    n_carries, n_sequences = op.n_carries, op.n_sequences
-    initials = inputs[1 : 1 + n_carries]
-    sequences = inputs[1 + n_carries : 1 + n_carries + n_sequences]
-    non_sequences = inputs[1 + n_carries + n_sequences :]
-    initial_tangents = tangents[1 : 1 + n_carries]
-    sequence_tangents = tangents[1 + n_carries : 1 + n_carries + n_sequences]
-    non_sequence_tangents = tangents[1 + n_carries + n_sequences :]
+    n_carries = op.n_carries
+    given = op.split_inputs(inputs)
+    initials, sequences, non_sequences = given.initials, given.sequences, given.non_sequences
+    given_tangents = op.split_inputs(tangents)
+    initial_tangents = given_tangents.initials
+    sequence_tangents = given_tangents.sequences
+    non_sequence_tangents = given_tangents.non_sequences
     if all(t is None for t in tangents[1:]):
         return (None,) * len(op.infer(*(v.type for v in inputs)))
 
@@ -375,23 +381,30 @@ def scan_pushforward(
         zeros_like(initials[k]) if initial_tangents[k] is None else _given(initial_tangents[k])
         for k in differentiable_carries
     ]
-    results = forward.apply(
-        inputs[0],
-        *initials,
-        *start_tangents,
-        *sequences,
-        *(_given(sequence_tangents[k]) for k in tangent_sequences),
-        *non_sequences,
-        *(_given(non_sequence_tangents[k]) for k in tangent_non_sequences),
-    )
-    outputs: list[Variable | None] = [None] * len(op.infer(*(v.type for v in inputs)))
+    results = forward.apply_loop(LoopInputs(
+        given.n_steps,
+        (*initials, *start_tangents),
+        (*sequences, *(_given(sequence_tangents[k]) for k in tangent_sequences)),
+        (*non_sequences, *(_given(non_sequence_tangents[k]) for k in tangent_non_sequences)),
+    ))
+    finals: list[Variable | None] = [None] * n_carries
+    traces: list[Variable | None] = [None] * n_carries
     for number, k in enumerate(differentiable_carries):
-        tangent_carry = n_carries + number
-        outputs[op.output_index("final", k)] = results[forward.output_index("final", tangent_carry)]
-        if op.traced[k]:
-            outputs[op.output_index("trace", k)] = results[
-                forward.output_index("trace", tangent_carry)
-            ]
+        finals[k] = results.finals[n_carries + number]
+        traces[k] = results.traces[n_carries + number]
+    ys_tangents_out: list[Variable | None] = [None] * op.n_ys
     for number, y in enumerate(differentiable_ys):
-        outputs[op.output_index("ys", y)] = results[forward.output_index("ys", op.n_ys + number)]
-    return tuple(outputs)
+        ys_tangents_out[y] = results.ys[op.n_ys + number]
+    return _outputs_like(op, finals, traces, ys_tangents_out)
+
+
+def _outputs_like(
+    op: Scan,
+    finals: Sequence[Variable | None],
+    traces: Sequence[Variable | None],
+    ys: Sequence[Variable | None],
+) -> tuple[Variable | None, ...]:
+    """Per-output values (None where there is none) laid out as `op`'s outputs: a trace
+    slot only for the carries `op` traces, and no value for a while-loop's step count."""
+    kept = (trace for trace, keep in zip(traces, op.traced) if keep)
+    return (*finals, *kept, *ys, *((None,) if op.while_loop else ()))

@@ -37,6 +37,8 @@ loops as they do any op with an inner graph.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import attrs
 import numpy as np
 
@@ -44,6 +46,7 @@ from fgraph import DTypeError, Graph, Op, Param, ShapeError, TensorType, Variabl
 from fgraph.dtypes import is_integer
 from fgraph.op import Array, Vectorized
 from ops.dimshuffle import DimShuffle
+from ops.loop_layout import LoopInputs, LoopOutputs, StepParams, StepResults, T
 
 
 def _check_inner_graph(instance: Scan, attribute: object, graph: Graph) -> None:
@@ -180,6 +183,14 @@ class Scan(Op):
         """How many last rows carry `carry`'s trace keeps (0: all)."""
         return self.windows[carry] if self.windows else 0
 
+    def trace_rows(self, carry: int) -> int | None:
+        """The static row count of carry `carry`'s trace: the n + 1 step boundaries, or
+        its window of last rows when shorter; None when the step count is not static."""
+        if self.length is None:
+            return None
+        window = self.window(carry)
+        return self.length + 1 if not window else min(self.length + 1, window)
+
     def output_index(self, kind: str, number: int) -> int:
         """Position among the outer outputs of carry `number`'s final value ("final") or
         trace ("trace"), of ys `number`'s trace ("ys"), or of the executed count."""
@@ -192,6 +203,51 @@ class Scan(Op):
         if kind == "executed" and self.while_loop:
             return self.n_carries + len(self.traced_carries) + self.n_ys
         raise ValueError(f"Scan has no output of kind {kind!r}")
+
+    # -- typed groups (ops.loop_layout) ---------------------------------------------------
+    def split_inputs(self, values: Sequence[T]) -> LoopInputs[T]:
+        """The outer inputs (or anything laid out like them: types, arrays, tangents)
+        by kind."""
+        c, s = self.n_carries, self.n_sequences
+        if len(values) != 1 + len(self.inner_graph.inputs):
+            raise ValueError(f"{self}: {len(values)} inputs, expected {1 + len(self.inner_graph.inputs)}")
+        return LoopInputs(values[0], tuple(values[1 : 1 + c]), tuple(values[1 + c : 1 + c + s]),
+                          tuple(values[1 + c + s :]))
+
+    def split_outputs(self, values: Sequence[T]) -> LoopOutputs[T]:
+        """The outer outputs (or anything laid out like them) by kind; untraced carries
+        get None as their trace."""
+        c, n_traced = self.n_carries, len(self.traced_carries)
+        expected = c + n_traced + self.n_ys + int(self.while_loop)
+        if len(values) != expected:
+            raise ValueError(f"{self}: {len(values)} outputs, expected {expected}")
+        kept = iter(values[c : c + n_traced])
+        traces = tuple(next(kept) if keep else None for keep in self.traced)
+        ys = tuple(values[c + n_traced : c + n_traced + self.n_ys])
+        return LoopOutputs(tuple(values[:c]), traces, ys, values[-1] if self.while_loop else None)
+
+    def split_params(self, values: Sequence[T]) -> StepParams[T]:
+        """The body's params (or anything laid out like them) by kind."""
+        c, s = self.n_carries, self.n_sequences
+        return StepParams(tuple(values[:c]), tuple(values[c : c + s]), tuple(values[c + s :]))
+
+    def split_results(self, values: Sequence[T]) -> StepResults[T]:
+        """The body's results (or anything laid out like them) by kind."""
+        c = self.n_carries
+        return StepResults(tuple(values[:c]), tuple(values[c : c + self.n_ys]),
+                           values[-1] if self.while_loop else None)
+
+    @property
+    def params(self) -> StepParams[Variable]:
+        return self.split_params(self.inner_graph.inputs)
+
+    @property
+    def results(self) -> StepResults[Variable]:
+        return self.split_results(self.inner_graph.outputs)
+
+    def apply_loop(self, inputs: LoopInputs[Variable]) -> LoopOutputs[Variable]:
+        """Apply the loop to grouped inputs and group its outputs."""
+        return self.split_outputs(self.apply(*inputs.joined()))
 
     # -- Op protocol ----------------------------------------------------------------------
     def infer(self, *input_types: TensorType) -> tuple[TensorType, ...]:
@@ -212,17 +268,13 @@ class Scan(Op):
                     want = TensorType(want.dtype, (got.shape[0], *param.type.shape))
             _check_input(self, self._describe(number), got, want)
         carries = self.carry_types
-        outputs = [*carries]
-        boundaries = None if self.length is None else self.length + 1
-        outputs += [
-            _traced(carries[k], boundaries if not self.window(k) or boundaries is None
-                    else min(boundaries, self.window(k)))
-            for k in self.traced_carries
-        ]
-        outputs += [_traced(t, self.length) for t in self.ys_types]
-        if self.while_loop:
-            outputs.append(TensorType("int64", ()))
-        return tuple(outputs)
+        return LoopOutputs(
+            carries,
+            tuple(_traced(row, self.trace_rows(k)) if keep else None
+                  for k, (row, keep) in enumerate(zip(carries, self.traced))),
+            tuple(_traced(row, self.length) for row in self.ys_types),
+            TensorType("int64", ()) if self.while_loop else None,
+        ).joined()
 
     def _describe(self, number: int) -> str:
         if number < self.n_carries:
@@ -232,11 +284,11 @@ class Scan(Op):
         return f"non-sequence {number - self.n_carries - self.n_sequences}"
 
     def perform(self, *inputs: Array) -> tuple[Array, ...]:
-        n_steps = int(inputs[0])
-        carries = list(inputs[1 : 1 + self.n_carries])
+        given = self.split_inputs(inputs)
+        n_steps = int(given.n_steps)
+        carries = list(given.initials)
         initials = list(carries)
-        sequences = inputs[1 + self.n_carries : 1 + self.n_carries + self.n_sequences]
-        non_sequences = inputs[1 + self.n_carries + self.n_sequences :]
+        sequences, non_sequences = given.sequences, given.non_sequences
         check_steps(n_steps, tuple(len(s) for s in sequences), self.length)
         params = self.inner_graph.inputs
         outputs = self.inner_graph.outputs
@@ -258,17 +310,18 @@ class Scan(Op):
             if self.while_loop and bool(values[-1]):
                 break
         carry_types = self.carry_types
-        results: list[Array] = list(carries)
-        results += [
-            _stack([initials[k], *trace], carry_types[k], carries[k].shape, self.reverse)[
-                -self.window(k) if self.window(k) else 0 :
-            ]
-            for trace, k in zip(traces, self.traced_carries)
-        ]
-        results += [_stack(trace, t, None, self.reverse) for trace, t in zip(ys, self.ys_types)]
-        if self.while_loop:
-            results.append(np.array(executed, dtype="int64"))
-        return tuple(results)
+        kept = iter(traces)
+        return LoopOutputs(
+            tuple(carries),
+            tuple(
+                _stack([initials[k], *next(kept)], carry_types[k], carries[k].shape, self.reverse)[
+                    -self.window(k) if self.window(k) else 0 :
+                ] if keep else None
+                for k, keep in enumerate(self.traced)
+            ),
+            tuple(_stack(trace, t, None, self.reverse) for trace, t in zip(ys, self.ys_types)),
+            np.array(executed, dtype="int64") if self.while_loop else None,
+        ).joined()
 
     def pullback(
         self,
