@@ -20,6 +20,7 @@ from fgraph import Op, TensorType, Variable, broadcast_shapes, format_shape
 from fgraph.dtypes import is_bool, is_integer
 from fgraph.errors import ShapeError
 from fgraph.op import Array, Vectorized
+from ops.dimshuffle import DimShuffle
 from ops.elemwise import as_destroy_map
 from ops.indexing import (
     FULL_SLICE,
@@ -128,6 +129,22 @@ class AdvancedSubtensor(IndexRead):
 
     idx_list: tuple[Entry, ...] = attrs.field(converter=as_entries)
     advanced: ClassVar[bool] = True
+
+    def vectorize(
+        self, inputs: tuple[Variable, ...], batched: tuple[bool, ...], batch_ndim: int
+    ) -> Vectorized | None:
+        """One read with full slices over the batch axes in front of the index, when
+        only `x` is batched (else a loop over the batch); where NumPy puts the index
+        arrays' axes first, the batch axes are moved back in front of them."""
+        if any(batched[1:]):
+            return None
+        x, *indices = inputs
+        read = AdvancedSubtensor((*(FULL_SLICE,) * batch_ndim, *self.idx_list))(x, *indices)
+        position = batch_position(self, self.idx_list, tuple(v.type for v in indices))
+        if position:
+            batch_axes = range(position, position + batch_ndim)
+            read = DimShuffle((*batch_axes, *range(position), *range(position + batch_ndim, read.ndim)))(read)
+        return (read,), (True,)
 
     def indexed_shape(
         self, x: TensorType, index_types: tuple[TensorType, ...]

@@ -178,3 +178,32 @@ def test_reversed_slice_in_a_pullback() -> None:
     np.testing.assert_allclose(evaluate([pulled], values)[0], expected, rtol=1e-12)
     np.testing.assert_allclose(function([w, cotangents], pulled)(w_value, c_value), expected,
                                rtol=1e-12)
+
+
+READS: list[tuple[str, Callable[[Variable, Variable], Variable], Array]] = [
+    ("integer array", lambda x, i: x[i], np.array([0, 3, 3])),
+    ("after a slice", lambda x, i: x[1:, i], np.array([[2, 0], [1, 1]])),
+    ("apart (axes first)", lambda x, i: x[i, :, 1], np.array([[3, 1], [0, 0]])),
+    ("apart with a new axis", lambda x, i: x[i, None, 2], np.array([1, 0])),
+    ("boolean mask", lambda x, i: x[:, i], np.array([True, False, True])),
+]
+
+
+@pytest.mark.parametrize("batched_index", [False, True], ids=["one index", "batched index"])
+@pytest.mark.parametrize("name, build, i_value", READS, ids=[c[0] for c in READS])
+def test_advanced_read_matches_a_loop(
+    name: str, build: Callable[[Variable, Variable], Variable], i_value: Array, batched_index: bool
+) -> None:
+    """A batched `x` read at one index is one batched read (no loop), the batch axes in
+    front even where NumPy puts the index axes first; a batched index is looped over."""
+    examples, batches = [X, i_value], [batch_of(X), batch_of(i_value)]
+    flags = (True, batched_index)
+    inputs = [example_input(b if flag else v, "xi"[k], False)
+              for k, (flag, b, v) in enumerate(zip(flags, batches, examples))]
+    mapped = pt.vmap(build, in_axes=[0 if flag else None for flag in flags])(*inputs)
+    assert isinstance(mapped, Variable)
+    assert any(isinstance(node.op, Scan) for node in toposort([mapped])) == batched_index
+    values = [b if flag else v for flag, b, v in zip(flags, batches, examples)]
+    expected = looped(lambda x, i, u: build(x, i), pt.set_subtensor, examples, batches, flags)
+    np.testing.assert_array_equal(evaluate([mapped], dict(zip(inputs, values)))[0], expected)
+    np.testing.assert_array_equal(function(inputs, mapped)(*values), expected)
