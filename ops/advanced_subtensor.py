@@ -16,12 +16,14 @@ from typing import Any, ClassVar
 import attrs
 import numpy as np
 
-from fgraph import Op, TensorType, broadcast_shapes, format_shape
+from fgraph import Op, TensorType, Variable, broadcast_shapes, format_shape
 from fgraph.dtypes import is_bool, is_integer
 from fgraph.errors import ShapeError
-from fgraph.op import Array
+from fgraph.op import Array, Vectorized
+from ops.dimshuffle import DimShuffle
 from ops.elemwise import as_destroy_map
 from ops.indexing import (
+    FULL_SLICE,
     IndexRead,
     IndexUpdate,
     Entry,
@@ -46,10 +48,9 @@ def advanced_indexed_shape(
     check_rank(op, x, sum(_axes_indexed(entry, types) for entry, types in zip(entries, types_of)))
     lengths: list[int | None] = []  # of the axes slices and new axes give, in order
     index_shapes: list[Shape] = []
-    positions: list[int] = []  # of the advanced entries in `entries`
-    insert_at = 0  # where in `lengths` the first advanced entry stands
+    insert_at: int | None = None  # where in `lengths` the first advanced entry stands
     axis = 0
-    for position, (entry, types) in enumerate(zip(entries, types_of)):
+    for entry, types in zip(entries, types_of):
         if isinstance(entry, NewAxis):
             lengths.append(1)
             continue
@@ -61,18 +62,38 @@ def advanced_indexed_shape(
             else:
                 check_in_bounds(op, entry, axis, x.shape[axis])
                 index_shapes.append(())
-            if not positions:
+            if insert_at is None:
                 insert_at = len(lengths)
-            positions.append(position)
         axis += _axes_indexed(entry, types)
     try:
         indexed = broadcast_shapes(*index_shapes)
     except ShapeError as error:
         listed = ", ".join(format_shape(shape) for shape in index_shapes)
         raise IndexError(f"{op}: index arrays of shapes {listed} do not broadcast") from error
-    if positions and positions[-1] - positions[0] + 1 != len(positions):
+    if insert_at is None or _apart(entries):
         insert_at = 0  # advanced indices apart: NumPy puts their axes first
     return tuple(lengths[:insert_at]) + indexed + tuple(lengths[insert_at:]) + x.shape[axis:]
+
+
+def _apart(entries: tuple[Entry, ...]) -> bool:
+    """Whether slices or new axes stand between the advanced entries (ints and arrays),
+    so that NumPy puts the axes of their broadcast shape first."""
+    positions = [k for k, entry in enumerate(entries) if not isinstance(entry, (Slice, NewAxis))]
+    return bool(positions) and positions[-1] - positions[0] + 1 != len(positions)
+
+
+def batch_position(op: object, entries: tuple[Entry, ...], index_types: tuple[TensorType, ...]) -> int:
+    """Where batch axes, indexed by full slices put in front of `entries`, stand in the
+    result: first, unless the advanced entries are apart and NumPy puts the axes of
+    their broadcast shape (a mask gives one) before them."""
+    if not _apart(entries):
+        return 0
+    types_of = types_per_entry(op, entries, index_types)
+    return max(
+        (1 if is_bool(types[0].dtype) else types[0].ndim
+         for entry, types in zip(entries, types_of) if isinstance(entry, Symbolic)),
+        default=0,
+    )
 
 
 def _axes_indexed(entry: Entry, types: tuple[TensorType, ...]) -> int:
@@ -109,6 +130,22 @@ class AdvancedSubtensor(IndexRead):
     idx_list: tuple[Entry, ...] = attrs.field(converter=as_entries)
     advanced: ClassVar[bool] = True
 
+    def vectorize(
+        self, inputs: tuple[Variable, ...], batched: tuple[bool, ...], batch_ndim: int
+    ) -> Vectorized | None:
+        """One read with full slices over the batch axes in front of the index, when
+        only `x` is batched (else a loop over the batch); where NumPy puts the index
+        arrays' axes first, the batch axes are moved back in front of them."""
+        if any(batched[1:]):
+            return None
+        x, *indices = inputs
+        read = AdvancedSubtensor((*(FULL_SLICE,) * batch_ndim, *self.idx_list))(x, *indices)
+        position = batch_position(self, self.idx_list, tuple(v.type for v in indices))
+        if position:
+            batch_axes = range(position, position + batch_ndim)
+            read = DimShuffle((*batch_axes, *range(position), *range(position + batch_ndim, read.ndim)))(read)
+        return (read,), (True,)
+
     def indexed_shape(
         self, x: TensorType, index_types: tuple[TensorType, ...]
     ) -> tuple[int | None, ...]:
@@ -135,6 +172,20 @@ class AdvancedIncSubtensor(IndexUpdate):
         self, x: TensorType, index_types: tuple[TensorType, ...]
     ) -> tuple[int | None, ...]:
         return advanced_indexed_shape(self, x, self.idx_list, index_types)
+
+    def vectorize(
+        self, inputs: tuple[Variable, ...], batched: tuple[bool, ...], batch_ndim: int
+    ) -> Vectorized | None:
+        """One update with full slices over the batch axes in front of the index, when
+        the indices are not batched (else a loop over the batch): see `batched_update`."""
+        from ops.vectorize import batched_update
+
+        if any(batched[2:]):
+            return None
+        entries = (*(FULL_SLICE,) * batch_ndim, *self.idx_list)
+        op = AdvancedIncSubtensor(entries, set_instead_of_inc=self.set_instead_of_inc)
+        position = batch_position(self, self.idx_list, tuple(v.type for v in inputs[2:]))
+        return batched_update(self, op, inputs, batched, batch_ndim, position)
 
     def read(self) -> Op:
         return AdvancedSubtensor(self.idx_list)

@@ -89,13 +89,15 @@ def solve(
 ) -> Variable:
     """x with a x = b (`numpy.linalg.solve`; `b` of rank 1 is a vector). With
     `assume_a="pos"`, a is symmetric positive definite and read from its `lower` (or
-    upper) triangle, solved through its Cholesky factor, as `scipy.linalg.solve`."""
+    upper) triangle, solved through its Cholesky factor, as `scipy.linalg.solve`; with
+    `assume_a="sym"`, a is declared symmetric (all of it is read), which lets the
+    rewrites reuse a Cholesky factor of it the graph computes."""
     if assume_a == "pos":
         factor = cholesky(a, lower=lower)
         return _with_right_side("solve", factor, b, CholeskySolve(lower))
     if assume_a not in ("gen", "sym"):
         raise ValueError(f"solve: assume_a must be 'gen', 'sym' or 'pos', got {assume_a!r}")
-    return _with_right_side("solve", a, b, Solve())
+    return _with_right_side("solve", a, b, Solve(symmetric=assume_a == "sym"))
 
 
 def solve_triangular(

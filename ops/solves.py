@@ -96,8 +96,11 @@ class SolveTriangular(MatrixOp):
 
 @attrs.frozen(cache_hash=True)
 class Solve(MatrixOp):
-    """x with a x = b for a general square `a` (LU with partial pivoting)."""
+    """x with a x = b for a general square `a` (LU with partial pivoting). `symmetric`
+    records the caller's word that `a` is symmetric (`assume_a="sym"`): the solve still
+    reads all of `a`, but rewrites may then solve through its Cholesky factor."""
 
+    symmetric: bool = False
     core_ranks = (2, 2)
 
     def core_shapes(self, *input_cores: Shape) -> tuple[Shape, ...]:

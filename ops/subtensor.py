@@ -37,8 +37,6 @@ from ops.indexing import (
     types_per_entry,
 )
 from ops.reshape import flatten
-from ops.broadcast import broadcast_to
-from ops.dimshuffle import left_pad_rank
 from ops.indexing import FULL_SLICE
 
 Shape = tuple[int | None, ...]
@@ -108,19 +106,15 @@ class IncSubtensor(IndexUpdate):
     def vectorize(
         self, inputs: tuple[Variable, ...], batched: tuple[bool, ...], batch_ndim: int
     ) -> Vectorized | None:
-        """Full slices over the batch axes, when the indices are not batched: an
-        unbatched `x` is broadcast to the batch, an unbatched value broadcasts."""
+        """One update with full slices over the batch axes, which lead its region, when
+        the indices are not batched (else a loop over the batch): see `batched_update`."""
+        from ops.vectorize import batched_update
+
         if any(batched[2:]):
             return None
-        x, y, *indices = inputs
-        if not batched[0]:
-            lengths = [*y.shape[:batch_ndim], *x.shape]
-            x = broadcast_to(left_pad_rank(x, x.ndim + batch_ndim), lengths)
-        if not batched[1]:
-            y = left_pad_rank(y, y.ndim + batch_ndim)
         entries = (*(FULL_SLICE,) * batch_ndim, *self.idx_list)
         op = IncSubtensor(entries, set_instead_of_inc=self.set_instead_of_inc)
-        return (op(x, y, *indices),), (True,)
+        return batched_update(self, op, inputs, batched, batch_ndim, position=0)
 
     def indexed_shape(
         self, x: TensorType, index_types: tuple[TensorType, ...]

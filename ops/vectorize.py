@@ -16,8 +16,11 @@ from typing import cast
 
 from fgraph import DTypeError, Graph, Param, ShapeError, TensorType, Variable, toposort
 from fgraph.node import Apply
+from fgraph.op import Vectorized
 from ops.broadcast import broadcast_to
+from ops.creation import alloc
 from ops.dimshuffle import DimShuffle, expand_dims
+from ops.indexing import IndexUpdate
 from ops.numpy_functions import moveaxis
 from ops.reshape import reshape
 
@@ -138,6 +141,39 @@ def batch_lengths(batched: list[Variable], batch_ndim: int) -> list[Variable | i
         static = source.type.shape[axis]
         lengths.append(static if static is not None else source.shape[axis])
     return lengths
+
+
+def batched_update(
+    example: IndexUpdate, update: IndexUpdate, inputs: tuple[Variable, ...],
+    batched: tuple[bool, ...], batch_ndim: int, position: int,
+) -> Vectorized:
+    """The index update `example(x, y, *indices)`, with unbatched indices, mapped over
+    the batch as one update: `update` is `example` with full slices over the batch axes
+    put in front of its index; its region holds the batch axes at `position` (0, unless
+    NumPy moves the advanced index axes first).
+
+    The result is one `x` per example, so an `x` that does not span the batch
+    (unbatched, or of static batch length 1 while `y` is not) is first copied over it,
+    into a fresh array (`alloc`) the update may then overwrite in place (a broadcast
+    view could only be copied again). `y` gets the region's missing leading axes behind
+    its batch axes (of length 1 when unbatched), which then move to `position`, so that
+    it broadcasts against each example's region as it did unbatched."""
+    x, y, *indices = inputs
+    example_x = TensorType(x.dtype, x.type.shape[batch_ndim:] if batched[0] else x.type.shape)
+    region_ndim = len(example.indexed_shape(example_x, tuple(v.type for v in indices)))
+    lengths = batch_lengths([v for v, flag in zip((x, y), batched) if flag], batch_ndim)
+    if not batched[0]:
+        x = alloc(pad_batch_axes(x, batch_ndim), [*lengths, *_lengths(x, 0)])
+    elif any(x.type.shape[axis] == 1 and not (isinstance(length, int) and length == 1)
+             for axis, length in enumerate(lengths)):
+        x = alloc(x, [*lengths, *_lengths(x, batch_ndim)])
+    own = y.ndim - batch_ndim if batched[1] else y.ndim
+    batch_axes: list[int | None] = list(range(batch_ndim)) if batched[1] else [None] * batch_ndim
+    own_axes: list[int | None] = [*(None,) * (region_ndim - own), *range(y.ndim - own, y.ndim)]
+    order = (*own_axes[:position], *batch_axes, *own_axes[position:])
+    if order != tuple(range(y.ndim)):
+        y = DimShuffle(order)(y)
+    return (update(x, y, *indices),), (True,)
 
 
 InAxes = int | None | Sequence[int | None]
