@@ -93,7 +93,7 @@ def replaced_outputs(node: Apply, found: Mapping[Variable, Variable]) -> tuple[V
 def steps_non_negative(steps: Variable) -> bool:
     """Whether `steps` cannot be negative: a constant >= 0, a length, or the minimum or
     maximum of such."""
-    value = static_value(steps)
+    value = static_steps(steps)
     if value is not None:
         return value >= 0
     match steps.owner:
@@ -132,7 +132,7 @@ def _extra_rows(value: Variable, steps: Variable) -> int | None:
     shift = 0
     outer: int | None = None  # the shift outside a `[:steps]`: the rows are then min(., steps)
     limits = _length_of(steps)
-    given = static_value(steps)
+    given = static_steps(steps)
     while True:
         base: int | None = None
         node = value.owner
@@ -217,19 +217,35 @@ def covers_steps(sequence: Variable, steps: Variable) -> bool:
     return extra is not None and extra >= 0
 
 
+def static_steps(steps: Variable) -> int | None:
+    """The value of a step count known when the graph is built: a constant, a static
+    length (`x.shape[0]` of an `x` of static length), or the minimum of such."""
+    value = static_value(steps)
+    if value is not None:
+        return value
+    match steps.owner:
+        case Apply(op=Subtensor(idx_list=(int(axis),)), inputs=(Variable(owner=Apply(op=Shape(), inputs=(x,))),)):
+            return x.type.shape[axis] if -x.ndim <= axis < x.ndim else None
+        case Apply(op=Elemwise(scalar_op=Minimum()), inputs=inputs):
+            values = [static_steps(v) for v in inputs]
+            return None if None in values else min(v for v in values if v is not None)
+    return None
+
+
 def rows_for_steps(sequence: Variable, steps: Variable, length: int | None) -> Variable | None:
-    """The first `steps` rows of `sequence`, as a loop over `steps` reads them, failing
-    when the loop would: `sequence` itself when it has exactly that many rows, a slice
-    when it has at least that many by construction, a slice checked by `specify_shape`
-    when the step count is static; None when the check cannot be kept."""
-    given = static_value(steps)
-    if length is not None and given == length and sequence.type.shape[0] == length:
-        return sequence
+    """The first `steps` rows of `sequence`, as a loop over `steps` (of static `length`,
+    if not None) reads them, failing when the loop would: `sequence` itself when it has
+    exactly that many rows, a slice when it has at least that many by construction, a
+    slice checked by `specify_shape` when the step count is static; None when the
+    checks cannot be kept."""
+    if length is not None:
+        if static_steps(steps) != length:
+            return None  # the loop checks a symbolic step count against its length
+        if sequence.type.shape[0] == length:
+            return sequence
+        return specify_shape(sequence[:length], [length, *([None] * (sequence.ndim - 1))])
     if covers_steps(sequence, steps) and steps_non_negative(steps):
         return sequence[:steps]
-    if length is not None and given == length:
-        rows = sequence[:length]
-        return specify_shape(rows, [length, *([None] * (sequence.ndim - 1))])
     return None
 
 
@@ -238,7 +254,7 @@ def loop_checks_hold(inputs: Sequence[Variable], op: Scan) -> bool:
     drops no error."""
     given = op.split_inputs(inputs)
     steps = given.n_steps
-    if op.length is not None and static_value(steps) != op.length:
+    if op.length is not None and static_steps(steps) != op.length:
         return False
     return steps_non_negative(steps) and all(covers_steps(s, steps) for s in given.sequences)
 

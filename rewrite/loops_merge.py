@@ -39,14 +39,14 @@ Replacements = dict[Variable, Variable]
 Merge = Callable[[Sequence[Apply], Graph], Replacements | None]
 
 
-def merge_loops(graph: Graph) -> Graph:
-    """`graph` with its loops merged (`MERGES`, first that applies, again until none
-    does; a graph without two loops costs one walk)."""
+def merge_loops(graph: Graph, merges: Sequence[Merge] | None = None) -> Graph:
+    """`graph` with its loops merged by `merges` (by default `MERGES`; the first that
+    applies, again until none does; a graph without two loops costs one walk)."""
     for _ in range(MAX_ROUNDS):
         loops = [node for node in graph.nodes if isinstance(node.op, Scan)]
         if len(loops) < 2:
             return graph
-        for merge in MERGES:
+        for merge in MERGES if merges is None else merges:
             found = merge(loops, graph)
             if found:
                 graph = replaced(graph, found, merge.__name__, loops[0])

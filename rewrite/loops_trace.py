@@ -41,7 +41,13 @@ from ops.scan_op import Scan
 from ops.shape_vector import static_value
 from ops.subtensor import Subtensor
 from rewrite.errors import InvalidReplacementError
-from rewrite.loops_common import covers_steps, loop_checks_hold, loop_op, rows_for_steps
+from rewrite.loops_common import (
+    covers_steps,
+    loop_checks_hold,
+    loop_op,
+    rows_for_steps,
+    static_steps,
+)
 from rewrite.rule import rule
 
 WINDOW_MAX = 8
@@ -92,11 +98,12 @@ def final_instead_of_last_row(node: Apply) -> Sequence[Variable] | None:
 
 
 # -- transformations of a trace's readers ------------------------------------------------------
-def trim_traces(graph: Graph) -> Graph:
-    """`graph` with `shorten_to_read_prefix` and `keep_last_rows` applied to its loops
-    until neither applies (one loop at a time: each reads the graph's exact readers)."""
+def trim_traces(graph: Graph, transforms: Sequence[TraceTransform] | None = None) -> Graph:
+    """`graph` with `transforms` (by default `shorten_to_read_prefix` and
+    `keep_last_rows`) applied to its loops until none applies (one loop at a time: each
+    reads the graph's exact readers)."""
     for _ in range(MAX_ROUNDS):
-        changed = _apply_first(graph, TRACE_TRANSFORMS)
+        changed = _apply_first(graph, TRACE_TRANSFORMS if transforms is None else transforms)
         if changed is None:
             return graph
         graph = changed
@@ -137,7 +144,7 @@ def shorten_to_read_prefix(node: Apply, graph: Graph) -> Replacements | None:
     if op.reverse or op.while_loop or op.length is None or any(op.windows):
         return None
     given = op.split_inputs(node.inputs)
-    if static_value(given.n_steps) != op.length:
+    if static_steps(given.n_steps) != op.length:
         return None  # the loop checks a symbolic n_steps against its length
     outputs = op.split_outputs(node.outputs)
     if any(_readers(v, graph) or v in graph.outputs for v in outputs.finals):
