@@ -136,9 +136,12 @@ def _extra_rows(value: Variable, steps: Variable) -> int | None:
     while True:
         base: int | None = None
         node = value.owner
+        # A length `specify_shape` asserts holds only where its check runs: the check a
+        # rewrite put there to stand for a loop's is no reason to drop it.
+        asserted = node is not None and isinstance(node.op, SpecifyShape)
         if value in limits:
             base = 0
-        elif given is not None and value.type.shape[0] is not None:
+        elif given is not None and value.type.shape[0] is not None and not asserted:
             base = value.type.shape[0] - given
         elif node is not None and isinstance(node.op, Scan):
             base = _trace_extra_rows(node, value, steps)
@@ -241,8 +244,11 @@ def rows_for_steps(sequence: Variable, steps: Variable, length: int | None) -> V
     if length is not None:
         if static_steps(steps) != length:
             return None  # the loop checks a symbolic step count against its length
-        if sequence.type.shape[0] == length:
+        rows = sequence.type.shape[0]
+        if rows == length:
             return sequence
+        if rows is not None and rows < length:
+            return None  # the loop always fails: left as it is
         return specify_shape(sequence[:length], [length, *([None] * (sequence.ndim - 1))])
     if covers_steps(sequence, steps) and steps_non_negative(steps):
         return sequence[:steps]

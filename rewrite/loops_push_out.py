@@ -109,6 +109,9 @@ def _over_whole_sequences(node: Apply, checked: bool) -> _Batched | None:
     steps = given.n_steps
     whole: dict[Variable, Variable] = {}
     for param, sequence in zip(params.rows, given.sequences):
+        known = sequence.type.shape[0]
+        if op.length is not None and known is not None and known < op.length:
+            return None  # the loop always fails: left as it is
         rows = rows_for_steps(sequence, steps, op.length)
         if rows is None and checked:
             return None

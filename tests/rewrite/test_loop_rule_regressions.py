@@ -21,7 +21,6 @@ def compiled_matches(inputs: Sequence[Variable], outputs: Sequence[Variable],
                      values: Sequence[Any]) -> None:
     expected = evaluate(list(outputs), dict(zip(inputs, values)))
     got = function(list(inputs), list(outputs))(*values)
-    got = got if isinstance(got, list) else [got]
     for g, e in zip(got, expected):
         np.testing.assert_allclose(g, e, rtol=1e-12)
 
