@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from fgraph import Apply, Constant, Graph, Param, TensorType, Variable, toposort
+from fgraph import Apply, Graph, Param, TensorType, Variable, toposort
 from fgraph.traverse import rebuild
 from ops.dimshuffle import DimShuffle
 from ops.elemwise import Elemwise
@@ -265,11 +265,6 @@ def loop_checks_hold(inputs: Sequence[Variable], op: Scan) -> bool:
     return steps_non_negative(steps) and all(covers_steps(s, steps) for s in given.sequences)
 
 
-def row_type(value: Variable) -> TensorType:
-    """The type of one row of `value`."""
-    return TensorType(value.dtype, value.type.shape[1:])
-
-
 def carried_value(value: Variable, carry: TensorType, initial: Variable) -> Variable:
     """A step's new value of a carry, checked to keep the carry's shape (the loop raises
     when a step changes it) and typed as the carry (static lengths the step's own type
@@ -282,6 +277,3 @@ def carried_value(value: Variable, carry: TensorType, initial: Variable) -> Vari
     ]
     return specify_shape(value, lengths)
 
-
-def is_constant_rows(sequence: Variable) -> bool:
-    return isinstance(sequence, Constant) and sequence.ndim > 0

@@ -28,7 +28,7 @@ import attrs
 
 from fgraph import Apply, Graph, Variable, toposort
 from fgraph.traverse import rebuild
-from ops.loop_layout import LoopInputs, LoopOutputs, StepParams
+from ops.loop_layout import LoopInputs, LoopOutputs
 from ops.scan_op import Scan
 from rewrite.loops_common import fresh_params, loop_op
 from rewrite.loops_trace import replaced
@@ -107,7 +107,7 @@ def merge_independent_loops(loops: Sequence[Apply], graph: Graph) -> Replacement
         for second in loops[number + 1 :]:
             a, b = loop_op(first), loop_op(second)
             same_schedule = (
-                first.inputs[0] == second.inputs[0]
+                a.split_inputs(first.inputs).n_steps == b.split_inputs(second.inputs).n_steps
                 and (a.reverse, a.length, a.truncate_gradient)
                 == (b.reverse, b.length, b.truncate_gradient)
             )
@@ -124,16 +124,17 @@ def _merged(first: Apply, second: Apply) -> Replacements:
     # Params are interned on (index, type): both bodies' Param(0) may be one object, so
     # each body's params are mapped by position, never looked up by identity.
     pa, pb = a.params, b.params
-    ordered = StepParams(
-        (*pa.carries, *pb.carries), (*pa.rows, *pb.rows), (*pa.non_sequences, *pb.non_sequences)
+    ordered = (pa.carries, pb.carries, pa.rows, pb.rows, pa.non_sequences, pb.non_sequences)
+    params = fresh_params([v for group in ordered for v in group])
+    fresh = iter(params)
+    carries_a, carries_b, rows_a, rows_b, shared_a, shared_b = (
+        tuple(next(fresh) for _ in group) for group in ordered
     )
-    params = fresh_params(ordered.joined())
-    for_a, for_b = _positions(a, b)
     results_a = a.split_results(rebuild(
-        a.inner_graph.outputs, {v: params[k] for v, k in zip(pa.joined(), for_a.joined())}
+        a.inner_graph.outputs, dict(zip(pa.joined(), (*carries_a, *rows_a, *shared_a)))
     ))
     results_b = b.split_results(rebuild(
-        b.inner_graph.outputs, {v: params[k] for v, k in zip(pb.joined(), for_b.joined())}
+        b.inner_graph.outputs, dict(zip(pb.joined(), (*carries_b, *rows_b, *shared_b)))
     ))
     body = Graph(params, [*results_a.carries, *results_b.carries, *results_a.ys, *results_b.ys])
     windows: tuple[int, ...] = ()
@@ -159,21 +160,6 @@ def _merged(first: Apply, second: Apply) -> Replacements:
                 found[trace] = new
         found.update(zip(outputs.ys, part.ys))
     return found
-
-
-def _positions(a: Scan, b: Scan) -> tuple[StepParams[int], StepParams[int]]:
-    """Where each loop's params go among the merged body's: a's carries, b's carries,
-    a's rows, b's rows, a's non-sequences, b's non-sequences."""
-    carries, rows = a.n_carries + b.n_carries, a.n_sequences + b.n_sequences
-    shared = carries + rows + a.n_non_sequences + b.n_non_sequences
-    return (
-        StepParams(tuple(range(a.n_carries)),
-                   tuple(range(carries, carries + a.n_sequences)),
-                   tuple(range(carries + rows, carries + rows + a.n_non_sequences))),
-        StepParams(tuple(range(a.n_carries, carries)),
-                   tuple(range(carries + a.n_sequences, carries + rows)),
-                   tuple(range(carries + rows + a.n_non_sequences, shared))),
-    )
 
 
 def _part(

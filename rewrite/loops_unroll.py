@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from fgraph import Apply, Graph, Variable
 from fgraph.traverse import rebuild
 from ops.join import stack
+from ops.loop_layout import StepResults
 from ops.scan_op import Scan
 from rewrite.loops_common import (
     carried_value,
@@ -59,7 +60,7 @@ def unroll(node: Apply) -> Sequence[Variable] | None:
             return None
         sequences.append(rows)
     carries = list(given.initials)
-    written: dict[int, tuple[Variable, ...]] = {}
+    written: dict[int, StepResults[Variable]] = {}
     for step in range(steps - 1, -1, -1) if op.reverse else range(steps):
         inputs = (*carries, *(rows[step] for rows in sequences), *given.non_sequences)
         values = op.split_results(rebuild(body.outputs, dict(zip(body.inputs, inputs))))
@@ -67,20 +68,20 @@ def unroll(node: Apply) -> Sequence[Variable] | None:
             carried_value(value, carry.type, initial)
             for value, carry, initial in zip(values.carries, params.carries, given.initials)
         ]
-        written[step] = (*carries, *values.ys)
+        written[step] = StepResults(tuple(carries), values.ys, None)
     by_step = [written[step] for step in range(steps)]
     outputs = op.split_outputs(node.outputs)
     found: dict[Variable, Variable] = dict(zip(outputs.finals, carries))
     for k, trace in enumerate(outputs.traces):
         if trace is None:
             continue
-        written_rows = [values[k] for values in by_step]
+        written_rows = [values.carries[k] for values in by_step]
         initial = given.initials[k]
         boundaries = [*written_rows, initial] if op.reverse else [initial, *written_rows]
         window = op.window(k)
         found[trace] = stack(boundaries[-window:] if window else boundaries)
     for y, trace in enumerate(outputs.ys):
-        found[trace] = stack([values[op.n_carries + y] for values in by_step])
+        found[trace] = stack([values.ys[y] for values in by_step])
     fitted = {old: fit_to_type(new, old.type) for old, new in found.items()}
     if any(new is None for new in fitted.values()):
         return None
