@@ -191,19 +191,6 @@ class Scan(Op):
         window = self.window(carry)
         return self.length + 1 if not window else min(self.length + 1, window)
 
-    def output_index(self, kind: str, number: int) -> int:
-        """Position among the outer outputs of carry `number`'s final value ("final") or
-        trace ("trace"), of ys `number`'s trace ("ys"), or of the executed count."""
-        if kind == "final":
-            return number
-        if kind == "trace":
-            return self.n_carries + self.traced_carries.index(number)
-        if kind == "ys":
-            return self.n_carries + len(self.traced_carries) + number
-        if kind == "executed" and self.while_loop:
-            return self.n_carries + len(self.traced_carries) + self.n_ys
-        raise ValueError(f"Scan has no output of kind {kind!r}")
-
     # -- typed groups (ops.loop_layout) ---------------------------------------------------
     def split_inputs(self, values: Sequence[T]) -> LoopInputs[T]:
         """The outer inputs (or anything laid out like them: types, arrays, tangents)

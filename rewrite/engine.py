@@ -38,8 +38,9 @@ A context rule's `context.clients(v)` cannot be exact in the middle of a bottom-
 the readers of `v` are downstream and not rewritten yet. The engine answers with the
 readers `v` has in the graph as it stood when the pass began, carried over to new
 variables: a variable that replaced others (`x * 1 -> x`) reports the readers of all of
-them, a variable first built in this pass reports the new nodes built so far that read
-it, and nodes that a rule rewrote away are no longer counted. `is_output` is exact in the
+them from the moment that is known (a node rebuilt over new inputs, before its rules
+run; a rule's replacement, before its own new nodes are rewritten), a variable first
+built in this pass reports the new nodes built so far that read it, and nodes that a rule rewrote away are no longer counted. `is_output` is exact in the
 same sense. Rewrites later in the same pass can still remove readers (or, rarely, add
 one), so a context rule must be correct for any answer and use clients to choose
 between equally correct results: not duplicating work, or dropping an output of the node
@@ -189,8 +190,13 @@ class _PassContext:
             self._new_reads.setdefault(variable, []).append((node, number))
 
     def record_stand_in(self, old: Variable, new: Variable) -> None:
-        if new != old:
-            self._stands_for.setdefault(new, []).append(old)
+        """`new` stands for `old` and for whatever `old` stood for."""
+        if new == old:
+            return
+        found = self._stands_for.setdefault(new, [])
+        for original in (old, *self._stands_for.get(old, ())):
+            if original != new and original not in found:
+                found.append(original)
 
     def record_rewritten(self, node: Apply) -> None:
         """A rule replaced `node`: it no longer reads its inputs."""
@@ -310,6 +316,7 @@ class _Sweep:
                 raise self._cycle_error(candidate, firing)
             active.add(candidate)
             node_rules_done = certified is not None and candidate in certified
+            self._record_stand_ins(node.outputs, candidate.outputs)
         elif certified is not None and self.context is not None:
             node_rules_done = node in certified
         fired = self._apply_rules(candidate, node_rules_done)
@@ -320,6 +327,7 @@ class _Sweep:
                 self._settle(node, candidate.outputs)
             return
         rule, replacement = fired
+        self._record_stand_ins(candidate.outputs, replacement)
         new_firing = _Firing(rule.name, candidate, firing)
         if new_firing.depth > self.max_iterations:
             raise self._limit_error(new_firing)
@@ -350,8 +358,17 @@ class _Sweep:
     def _settle(self, node: Apply, result: tuple[Variable, ...]) -> None:
         self.memo[node] = result
         self.active.discard(node)
+        self._record_stand_ins(node.outputs, result)
+
+    def _record_stand_ins(
+        self, olds: Sequence[Variable], news: Sequence[Variable]
+    ) -> None:
+        """`news` stand for `olds` from now on: recorded as soon as that is known (a
+        rebuilt node before its rules run, a replacement before its own nodes are
+        rewritten), so that context rules on those nodes see the readers of what they
+        replace."""
         if self.context is not None:
-            for old, new in zip(node.outputs, result):
+            for old, new in zip(olds, news):
                 self.context.record_stand_in(old, new)
 
     def _apply_rules(

@@ -24,7 +24,7 @@ from rewrite.matmul import MATMUL
 from rewrite.inplace import inplace_pass
 from rewrite.pipeline import Fixpoint, Pipeline, rule_pass
 from rewrite.rule import RuleSet
-from rewrite.scan import scan_pass
+from rewrite.loops import loop_pass
 from rewrite.shapes import SHAPES
 from rewrite.specialize import SPECIALIZE
 from rewrite.stabilize import STABILIZE
@@ -51,7 +51,7 @@ SPECIALIZE_AND_SIMPLIFY = RuleSet.union("specialize_and_simplify", SPECIALIZE, S
 general forms it matches."""
 
 INNER_GRAPHS = Pipeline(
-    "inner_graphs", (rule_pass(SIMPLIFY), rule_pass(STABILIZE_AND_SIMPLIFY), scan_pass)
+    "inner_graphs", (rule_pass(SIMPLIFY), rule_pass(STABILIZE_AND_SIMPLIFY), loop_pass)
 )
 """What runs on the inner graph of every op that has one (simplifications only)."""
 
@@ -60,7 +60,7 @@ FAST_RUN = Pipeline(
     (
         rule_pass(INLINE),
         rule_pass(STABILIZE_AND_SIMPLIFY),
-        scan_pass,
+        loop_pass,
         rule_pass(SIMPLIFY_AND_LIFT),
         rule_pass(SPECIALIZE_AND_SIMPLIFY),
         Fixpoint(
@@ -68,7 +68,7 @@ FAST_RUN = Pipeline(
                 "loops_and_bodies",
                 (
                     InnerGraphPass(INNER_GRAPHS, skip=(Fused,)),
-                    scan_pass,
+                    loop_pass,
                     # The rule set of the pass before: what it certified is not walked again.
                     rule_pass(SPECIALIZE_AND_SIMPLIFY),
                 ),

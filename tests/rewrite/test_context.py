@@ -128,3 +128,22 @@ def test_variables_built_in_the_pass_report_their_new_readers() -> None:
     assert trace.rule_names == ("spread_exp", "fold_scale_into_exp")
     assert ops_of(result) == [Scale, ScaledExp]
     assert_same_values(graph, result, VALUES)
+
+
+def record_reader_ops(node: Apply, context: RewriteContext) -> Sequence[Variable] | None:
+    """Spy: records the op names of the readers of an exp's output."""
+    names = sorted(type(client.op).__name__ for client, _ in context.clients(node.out))
+    SEEN.append(tuple(names))
+    return None
+
+
+def test_a_replacement_reports_the_readers_of_what_it_replaces_while_rewritten() -> None:
+    SEEN.clear()
+    x, y = vector("x"), vector("y")
+    # spread_exp replaces exp(x); the new exp, rewritten in the same firing, is read by
+    # the add that read the old one (a context rule dropping unread outputs of a node a
+    # rule just built relies on it).
+    graph = Graph([x, y], [Add()(Exp()(x), y)])
+    rules = RuleSet("spread+spy", (spread_exp, ContextualRule(record_reader_ops, ops=(Exp,))))
+    rewritten(graph, rules)
+    assert SEEN[0] == ("Add",)  # the first visit, in the firing (later sweeps are exact)

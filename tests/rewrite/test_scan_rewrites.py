@@ -1,4 +1,4 @@
-"""Loop rewrites (`rewrite.scan`): each transformation on a tiny loop (structure and
+"""Loop rewrites (`rewrite.loops`): each transformation on a tiny loop (structure and
 values), the seed's derivatives after fast_run (acceptance and a golden printout), and
 random loops keeping their values through the whole pipeline."""
 
@@ -18,23 +18,26 @@ from ops.join import Concatenate, split
 from ops.scan_op import Scan
 from tests.loop_steps import PLANS, planned_step
 from numba_backend import function
-from rewrite import optimize
-from rewrite.scan import (
+from rewrite import RuleSet, Trace, optimize, rewrite_graph
+from rewrite.loops import loop_pass
+from rewrite.loops_merge import merge_independent_loops, merge_loops, merge_traced_variants
+from rewrite.loops_push_out import (
     accumulate_outside,
-    keep_last_rows,
-    final_instead_of_last_row,
-    inline_constants,
-    merge_independent_loops,
-    merge_traced_variants,
     push_out_invariants,
     push_out_sequence_work,
-    remove_unused,
-    scan_pass,
-    shorten_to_read_prefix,
-    static_length,
-    unroll,
     vectorize_map,
 )
+from rewrite.loops_trace import (
+    TraceTransform,
+    final_instead_of_last_row,
+    keep_last_rows,
+    shorten_to_read_prefix,
+    static_length,
+    trim_traces,
+)
+from rewrite.loops_unroll import unroll
+from rewrite.loops_unused import inline_constants, remove_unused
+from rewrite.rule import AnyRule
 
 Array = np.ndarray[Any, np.dtype[Any]]
 
@@ -50,22 +53,24 @@ def only_loop(graph: Graph) -> Scan:
 
 
 def assert_lean(graph: Graph) -> None:
-    """No loop keeps an input its body does not read, a per-step output or trace nobody
-    reads, or a carry nothing needs (its final value is always there)."""
+    """No loop keeps an input its body does not read (but a sequence whose length check
+    could fail), a per-step output or trace nobody reads, or a carry nothing needs (its
+    final value is always there)."""
     for node in loops_of(graph):
         op = node.op
         assert isinstance(op, Scan)
         body = op.inner_graph
         read = {v for n in body.nodes for v in n.inputs} | set(body.outputs)
-        assert all(param in read for param in body.inputs), f"unused input in {op}"
+        assert all(param in read for param in (*op.params.carries, *op.params.non_sequences)), (
+            f"unused input in {op}"
+        )
 
         def is_read(variable: Variable) -> bool:
             return bool(graph.clients.get(variable)) or variable in graph.outputs
 
-        for k in op.traced_carries:
-            assert is_read(node.outputs[op.output_index("trace", k)]), f"unused trace in {op}"
-        for y in range(op.n_ys):
-            assert is_read(node.outputs[op.output_index("ys", y)]), f"unused output in {op}"
+        outputs = op.split_outputs(node.outputs)
+        assert all(is_read(t) for t in outputs.traces if t is not None), f"unused trace in {op}"
+        assert all(is_read(y) for y in outputs.ys), f"unused output in {op}"
 
 
 def same_values(before: Graph, after: Graph, values: Sequence[Any]) -> None:
@@ -76,17 +81,24 @@ def same_values(before: Graph, after: Graph, values: Sequence[Any]) -> None:
         np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-12)
 
 
-def apply_once(transform: Callable[[Apply, Graph], dict[Variable, Variable] | None],
-               graph: Graph) -> Graph:
-    """`graph` with `transform` applied at its (first) loop; it must fire."""
-    for node in graph.nodes:
-        if isinstance(node.op, Scan):
-            found = transform(node, graph)
-            assert found, f"{transform.__name__} did not fire"
-            from fgraph.traverse import rebuild
+def apply_once(rule: AnyRule, graph: Graph) -> Graph:
+    """`graph` rewritten by the one-rule set of `rule`, which must fire."""
+    trace = Trace()
+    rewritten = rewrite_graph(graph, RuleSet(rule.name, (rule,)), trace=trace)
+    assert rule.name in trace.rule_names, f"{rule.name} did not fire"
+    return rewritten
 
-            return Graph(graph.inputs, rebuild(graph.outputs, found))
-    raise AssertionError("no loop")
+
+def fires(rule: AnyRule, graph: Graph) -> bool:
+    trace = Trace()
+    rewrite_graph(graph, RuleSet(rule.name, (rule,)), trace=trace)
+    return rule.name in trace.rule_names
+
+
+def trimmed(transform: TraceTransform, graph: Graph) -> Graph | None:
+    """`graph` with the trace transformation applied, or None if it does not apply."""
+    rewritten = trim_traces(graph, (transform,))
+    return None if rewritten is graph else rewritten
 
 
 # -- one transformation at a time -------------------------------------------------------------
@@ -110,9 +122,9 @@ def test_final_value_instead_of_the_last_trace_row() -> None:
     graph = Graph([x0], [full[30], full[0]])
     for output, expected in zip(graph.outputs, ("final", "initial")):
         assert output.owner is not None
-        found = final_instead_of_last_row(output.owner, graph)
+        found = final_instead_of_last_row(output.owner)
         assert found is not None
-        (new,) = found.values()
+        (new,) = found
         if expected == "final":
             assert new.owner is not None and isinstance(new.owner.op, Scan) and new.index == 0
         else:
@@ -149,7 +161,7 @@ def test_remove_unused_keeps_what_the_stop_condition_reads() -> None:
 
     xs, _ = pt.scan(step, outputs_info=[x0, c0], n_steps=10)
     graph = Graph([x0, c0], [xs])
-    rewritten = scan_pass(graph)
+    rewritten = loop_pass(graph)
     assert only_loop(rewritten).n_carries == 2
     same_values(graph, rewritten, [1.0, 0.0])
 
@@ -160,10 +172,14 @@ def test_inline_constant_non_sequences_and_uniform_sequences() -> None:
     out = pt.scan(lambda r, p, w: p * w + r, sequences=[rows], outputs_info=[x0],
                   non_sequences=[pt.constant(3.0)])
     graph = Graph([x0], [out])
-    rewritten = apply_once(inline_constants, graph)
+    inlined = apply_once(inline_constants, graph)
+    body = only_loop(inlined).inner_graph
+    assert any(isinstance(v, Constant) for n in body.nodes for v in n.inputs)
+    assert not any(p in n.inputs for n in body.nodes for p in body.inputs[1:])  # unread
+    rewritten = apply_once(remove_unused, inlined)
     op = only_loop(rewritten)
     assert (op.n_sequences, op.n_non_sequences) == (0, 0)
-    assert any(isinstance(v, Constant) for n in op.inner_graph.nodes for v in n.inputs)
+    same_values(graph, inlined, [1.5])
     same_values(graph, rewritten, [1.5])
 
 
@@ -186,10 +202,10 @@ def test_elementwise_map_becomes_one_vectorized_computation() -> None:
     scale = pt.scalar("scale")
     out = pt.map(lambda x, s: pt.sin(x) * s + 1, xs, non_sequences=[scale])
     graph = Graph([xs, scale], [out])
-    rewritten = scan_pass(graph)
+    rewritten = loop_pass(graph)
     assert not loops_of(rewritten)
     same_values(graph, rewritten, [np.arange(5.0), 2.0])
-    assert vectorize_map(loops_of(graph)[0], graph) is not None
+    assert fires(vectorize_map, graph)
 
 
 def test_sequence_work_runs_once_over_whole_sequences() -> None:
@@ -222,8 +238,7 @@ def test_accumulated_outer_products_become_one_matrix_product() -> None:
     graph = Graph([xs, w, h0], [gradient])
     (backward,) = [n for n in loops_of(graph) if _scan(n).reverse]
     assert _scan(backward).n_carries == 2  # the carried cotangent and the sum for w
-    found = accumulate_outside(backward, graph)
-    assert found
+    assert fires(accumulate_outside, graph)
     optimized = optimize(graph, "fast_run")
     (backward,) = [n for n in loops_of(optimized) if _scan(n).reverse]
     assert _scan(backward).n_carries == 1
@@ -238,7 +253,7 @@ def test_unroll_short_constant_loops_only() -> None:
     x0 = pt.scalar("x0")
     short = Graph([x0], [pt.scan(lambda p: pt.sin(p), outputs_info=[x0], n_steps=4)])
     long = Graph([x0], [pt.scan(lambda p: pt.sin(p), outputs_info=[x0], n_steps=50)])
-    assert unroll(loops_of(long)[0], long) is None
+    assert not fires(unroll, long)
     rewritten = apply_once(unroll, short)
     assert not loops_of(rewritten)
     same_values(short, rewritten, [0.7])
@@ -251,9 +266,9 @@ def test_merge_loops_differing_only_in_traced_carries() -> None:
     final = pt.reduce(lambda p: pt.sin(p), None, x0, n_steps=n)
     graph = Graph([x0, n], [traced.sum() + final])
     assert len(loops_of(graph)) == 2
-    found = merge_traced_variants(loops_of(graph), graph)
-    assert found
-    rewritten = scan_pass(graph)
+    assert merge_traced_variants(loops_of(graph), graph)
+    assert len(loops_of(merge_loops(graph, (merge_traced_variants,)))) == 1
+    rewritten = loop_pass(graph)
     assert len(loops_of(rewritten)) == 1
     same_values(graph, rewritten, [0.7, 5])
 
@@ -263,12 +278,12 @@ def test_reads_of_a_prefix_shorten_the_loop() -> None:
     trace = pt.scan(lambda p: pt.sin(p) + 1, outputs_info=[x0], n_steps=100)
     graph = Graph([x0], [trace[3], trace[:5].sum()])
     simplified = optimize(graph, "fast_compile")  # trace[3] reads row 4 of the loop's own
-    assert shorten_to_read_prefix(loops_of(simplified)[0], simplified)
-    rewritten = scan_pass(simplified)
+    assert trimmed(shorten_to_read_prefix, simplified)
+    rewritten = loop_pass(simplified)
     assert not loops_of(rewritten)  # 5 steps are then short enough to unroll
     same_values(graph, rewritten, [0.3])
     last = optimize(Graph([x0], [trace[3], trace[-1]]), "fast_compile")
-    assert shorten_to_read_prefix(loops_of(last)[0], last) is None
+    assert trimmed(shorten_to_read_prefix, last) is None
 
 
 def test_reading_the_last_rows_keeps_a_window_of_them() -> None:
@@ -276,9 +291,11 @@ def test_reading_the_last_rows_keeps_a_window_of_them() -> None:
     n = pt.scalar("n", dtype="int64")
     trace = pt.scan(lambda p: pt.sin(p) * 1.5 + 0.1, outputs_info=[x0], n_steps=n)
     graph = Graph([x0, n], [trace[-2], trace[-3] * 2])
-    assert keep_last_rows(loops_of(graph)[0], graph)
+    assert trimmed(keep_last_rows, graph)
     rewritten = optimize(graph, "fast_run")
-    assert only_loop(rewritten).windows == (3,)
+    # trace[1:][-3] fails after two steps (trace[-3] would be the initial value): the
+    # window keeps one row more than the reads reach, so it fails the same way.
+    assert only_loop(rewritten).windows == (4,)
     for steps in (3, 7):
         values = [np.array([0.3, -0.2]), steps]
         expected = evaluate(graph.outputs, dict(zip(graph.inputs, values)))
@@ -286,7 +303,7 @@ def test_reading_the_last_rows_keeps_a_window_of_them() -> None:
             np.testing.assert_allclose(got, want, rtol=1e-12)
         same_values(graph, rewritten, values)
     whole = Graph([x0, n], [trace[2]])  # a read from the start needs every row
-    assert keep_last_rows(loops_of(whole)[0], whole) is None
+    assert trimmed(keep_last_rows, whole) is None
 
 
 def test_merge_independent_loops_over_the_same_steps() -> None:
@@ -297,7 +314,7 @@ def test_merge_independent_loops_over_the_same_steps() -> None:
     chained = pt.scan(lambda t, acc: acc + t, sequences=[totals], outputs_info=[y0])
     graph = Graph([xs, y0], [totals, products, chained])
     assert merge_independent_loops(loops_of(graph), graph)
-    rewritten = scan_pass(graph)
+    rewritten = loop_pass(graph)
     # The first two run as one loop; the third reads the first, so it stays apart.
     assert len(loops_of(rewritten)) == 2
     same_values(graph, rewritten, [np.linspace(0, 1, 7), 0.5])
