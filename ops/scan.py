@@ -461,12 +461,19 @@ def _build(
                 )
                 carry_initials.append(initial[output.depth - depth])
         tap_inputs += [carry_inputs[first_carry[-1] - tap - 1] for tap in output.taps]
+
+    # fn gets the non-sequences themselves (as PyTensor's scan does), so what it builds
+    # keeps their relation to the outer graph (`grad(y[i], x)` for non-sequences y and
+    # x); the body reads stand-ins put in their place afterwards.
+    returned = fn(*row_inputs, *tap_inputs, *non_sequences)
+    results, stop = _split_returned(returned)
     non_sequence_inputs = [
         Input(v.type, f"non_sequences[{k}]") for k, v in enumerate(non_sequences)
     ]
-
-    returned = fn(*row_inputs, *tap_inputs, *non_sequence_inputs)
-    results, stop = _split_returned(returned)
+    stand_ins: dict[Variable, Variable] = {}
+    for variable, stand_in in zip(non_sequences, non_sequence_inputs):
+        if not isinstance(variable, Constant):  # a constant stays one in the body
+            stand_ins.setdefault(variable, stand_in)
     if not outputs_list:
         outputs = [_Output(None, ()) for _ in results]
         first_carry = [-1] * len(results)
@@ -475,9 +482,13 @@ def _build(
             f"scan: the step function returned {len(results)} outputs, but outputs_info has "
             f"{len(outputs)} entries"
         )
-    step_values: list[Variable] = []
-    for number, (result, output) in enumerate(zip(results, outputs)):
-        step_values.append(_check_step_value(number, result, output, carry_inputs, first_carry))
+    checked = [
+        _check_step_value(number, result, output, carry_inputs, first_carry)
+        for number, (result, output) in enumerate(zip(results, outputs))
+    ]
+    rebuilt = rebuild([*checked, *([] if stop is None else [stop])], stand_ins)
+    step_values = list(rebuilt[: len(checked)])
+    stop = None if stop is None else rebuilt[-1]
 
     # Next carries, per-step outputs, and what the user gets back.
     next_carries: list[Variable] = list(carry_inputs)

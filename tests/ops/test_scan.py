@@ -211,3 +211,48 @@ def test_dprint_nests_inner_graphs_and_pickle_round_trips() -> None:
     assert restored == graph and restored.digest == graph.digest
     np.testing.assert_allclose(evaluate(restored.outputs, {restored.inputs[0]: 1.1}),
                                [240 * 1.1**14])
+
+
+# -- non-sequences keep their relation to the outer graph ----------------------------------
+def test_jacobian_by_scan_over_non_sequences() -> None:
+    from numba_backend import function
+
+    x = pt.vector("x")
+    y = x**2
+    jacobian = pt.scan(lambda i, y, x: pt.grad(y[i], x), sequences=[pt.arange(y.shape[0])],
+                       non_sequences=[y, x])
+    value = np.array([1.0, 2.0])
+    np.testing.assert_allclose(evaluate([jacobian], {x: value})[0], [[2, 0], [0, 4]])
+    np.testing.assert_allclose(function([x], jacobian)(np.array([1.0, 2.0, -3.0])),
+                               np.diag([2.0, 4.0, -6.0]))
+
+
+def test_hessian_by_scan_and_its_derivative() -> None:
+    x = pt.vector("x")
+    cost = (pt.sin(x) * x[::-1]).sum()
+    g = pt.grad(cost, x)
+    hessian = pt.scan(lambda i, g, x: pt.grad(g[i], x), sequences=[pt.arange(x.shape[0])],
+                      non_sequences=[g, x])
+    value = np.array([0.3, -1.2, 0.7])
+    expected = np.diag(-np.sin(value) * value[::-1]) + np.fliplr(np.diag(np.cos(value[::-1])))
+    expected += np.fliplr(np.diag(np.cos(value)))
+    np.testing.assert_allclose(evaluate([hessian], {x: value})[0], expected, atol=1e-12)
+    third = pt.grad(hessian.sum(), x)  # a derivative of the loop of derivatives
+    got = evaluate([third], {x: value})[0]
+
+    def total(v: Array) -> float:
+        return float(evaluate([hessian.sum()], {x: v})[0])
+
+    eps = 1e-6
+    numeric = [(total(value + eps * e) - total(value - eps * e)) / (2 * eps) for e in np.eye(3)]
+    np.testing.assert_allclose(got, numeric, rtol=1e-6)
+
+
+def test_non_sequences_repeated_constant_or_returned() -> None:
+    x = pt.vector("x")
+    out = pt.scan(lambda a, w, v, two, same: (a * w + v * two, same),
+                  sequences=[x], outputs_info=[None, None], non_sequences=[x.sum(), x.sum(), 2.0, x])
+    values = np.array([1.0, 3.0])
+    got = evaluate(list(out), {x: values})
+    np.testing.assert_allclose(got[0], values * 4 + 4 * 2)
+    np.testing.assert_allclose(got[1], [values, values])
