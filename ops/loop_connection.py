@@ -15,15 +15,18 @@ import attrs
 
 from fgraph import Graph, Variable
 from fgraph.dtypes import is_inexact
+from fgraph.node import Apply
 from ops.scan_op import Scan
+from ops.shape_vector import Shape, ShapeI
 
 Positions = frozenset[int]
 
 
 def inner_dependencies(graph: Graph, differentiable: bool) -> tuple[Positions, ...]:
-    """Per output of `graph`, the positions of the inputs it depends on; with
-    `differentiable`, only along float or complex values (a derivative stops at an
-    integer or boolean value, as `ops.grad` stops it)."""
+    """Per output of `graph`, the positions of the inputs it depends on: with
+    `differentiable`, along float or complex values only (a derivative stops at an
+    integer or boolean value, as `ops.grad` stops it); else along values, a shape read
+    depending on no value (a batch's examples all have the same shape)."""
 
     def carries(variable: Variable) -> bool:
         return not differentiable or is_inexact(variable.dtype)
@@ -32,6 +35,8 @@ def inner_dependencies(graph: Graph, differentiable: bool) -> tuple[Positions, .
         param: frozenset({k}) for k, param in enumerate(graph.inputs) if carries(param)
     }
     for node in graph.nodes:
+        if reads_shape_only(node):
+            continue
         reached = frozenset().union(*(found.get(input_, frozenset()) for input_ in node.inputs))
         if reached:
             found.update((output, reached) for output in node.outputs if carries(output))
@@ -56,6 +61,11 @@ class LoopDependencies:
 
     def trace(self, carry: int) -> Positions:
         return self.step_rows[carry] | {carry}
+
+
+def reads_shape_only(node: Apply) -> bool:
+    """Whether `node` reads only the shape of its input, not its values."""
+    return isinstance(node.op, (Shape, ShapeI))
 
 
 def loop_dependencies(op: Scan, differentiable: bool = True) -> LoopDependencies:
