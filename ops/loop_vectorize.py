@@ -85,15 +85,15 @@ def _same_steps(
         broadcast_batch(v, lengths) if batched and not given_batched else v
         for v, batched, given_batched in zip(given.initials, carry_flags, flags.initials)
     )
-    sequences = tuple(
-        _time_first(s, batch_ndim) if batched else s for s, batched in zip(given.sequences, flags.sequences)
-    )
+    sequences = tuple(_time_first(s, batch_ndim) if batched else s
+                      for s, batched in zip(given.sequences, flags.sequences))
     loop = op.apply_loop(LoopInputs(given.n_steps, initials, sequences, given.non_sequences))
     outputs = LoopOutputs(
         loop.finals,
         tuple(_batch_first(t, batch_ndim) if t is not None and batched else t
               for t, batched in zip(loop.traces, carry_flags)),
-        tuple(_batch_first(y, batch_ndim) if batched else y for y, batched in zip(loop.ys, ys_flags)),
+        tuple(_batch_first(y, batch_ndim) if batched else y
+              for y, batched in zip(loop.ys, ys_flags)),
         loop.executed,
     )
     output_flags = LoopOutputs(
@@ -147,8 +147,8 @@ def _masked_steps(
         return value if value.ndim > original.ndim else broadcast_batch(value, inner_lengths)
 
     def where_alive(value: Variable, otherwise: Variable) -> Variable:
-        mask = expand_dims(alive, tuple(range(batch_ndim, value.ndim))) if value.ndim > batch_ndim else alive
-        return where(mask, value, otherwise)
+        row_axes = tuple(range(batch_ndim, value.ndim))
+        return where(expand_dims(alive, row_axes) if row_axes else alive, value, otherwise)
 
     originals = op.results
     next_carries = [
@@ -187,14 +187,17 @@ def _masked_steps(
     loop = loop_op.apply_loop(LoopInputs(
         n_steps,
         (*initials, alive0, broadcast_batch(constant(np.int64(0)), lengths)),
-        tuple(_time_first(s, batch_ndim) if b else s for s, b in zip(given.sequences, flags.sequences)),
+        tuple(_time_first(s, batch_ndim) if b else s
+              for s, b in zip(given.sequences, flags.sequences)),
         (*given.non_sequences, *steps_of_each),
     ))
+    *finals, _, steps_run = loop.finals
+    *traces, _, _ = loop.traces
     outputs = LoopOutputs(
-        loop.finals[: op.n_carries],
-        tuple(None if t is None else _batch_first(t, batch_ndim) for t in loop.traces[: op.n_carries]),
+        tuple(finals),
+        tuple(None if t is None else _batch_first(t, batch_ndim) for t in traces),
         tuple(_batch_first(y, batch_ndim) for y in loop.ys),
-        loop.finals[-1] if op.while_loop else None,
+        steps_run if op.while_loop else None,
     )
     return outputs.joined(), (True,) * len(outputs.joined())
 
@@ -306,5 +309,7 @@ def _check_not_ragged(variable: Variable, ragged: set[Apply], why: str) -> None:
         f"vectorize: {what} of {loop.op} is read ({why}), but that loop runs a different "
         "number of steps for each example (a batched n_steps, or a while-loop stopping on "
         "batched values), so it has a different length per example; read the loop's final "
-        "values instead (pt.reduce, or scan(...)[-1] with a constant n_steps >= 1)"
+        "values instead (pt.reduce, or scan(...)[-1] with a constant n_steps >= 1). A "
+        "gradient through the loop reads its traces too: take the gradient of the vmap "
+        "rather than the vmap of the gradient"
     )

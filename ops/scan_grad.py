@@ -233,7 +233,9 @@ def scan_pullback(
         sequence_grads[k] = _place(results.ys[number], sequences[k], start, stop)
     positions = op.split_params(range(len(op.inner_graph.inputs)))
 
-    def connected(grads: Sequence[Variable | None], where: Sequence[int]) -> tuple[Variable | None, ...]:
+    def connected(
+        grads: Sequence[Variable | None], where: Sequence[int]
+    ) -> tuple[Variable | None, ...]:
         return tuple(g if position in reached else None for g, position in zip(grads, where))
 
     return LoopInputs(
@@ -445,7 +447,9 @@ def scan_pushforward(
     moved = frozenset(k for k, tangent in enumerate(tangents[1:]) if tangent is not None)
     depends = loop_dependencies(op)
 
-    def moving(values: list[Variable | None], positions: Sequence[frozenset[int]]) -> list[Variable | None]:
+    def moving(
+        values: list[Variable | None], positions: Sequence[frozenset[int]]
+    ) -> list[Variable | None]:
         return [None if moved.isdisjoint(p) else v for v, p in zip(values, positions)]
 
     return _outputs_like(

@@ -82,7 +82,7 @@ def test_sequence_taps_compiled() -> None:
     ]
     got = function([s], outs)(np.arange(5.0))
     for (taps, backwards, expected), value in zip(CASES, got):
-        np.testing.assert_allclose(value, expected, err_msg=f"taps {taps}, go_backwards={backwards}")
+        np.testing.assert_allclose(value, expected, err_msg=f"taps {taps}, backwards {backwards}")
 
 
 def test_static_length_of_tapped_sequences() -> None:

@@ -187,3 +187,9 @@ def test_gradient_of_a_vmapped_while_loop() -> None:
     np.testing.assert_allclose(evaluate([gradient], {x: values})[0], expected, rtol=1e-12)
     np.testing.assert_allclose(expected, 0.5 / np.sqrt(values), rtol=1e-8)
     np.testing.assert_allclose(function([x], gradient)(values), expected, rtol=1e-12)
+
+
+def test_per_example_gradients_through_a_while_loop_are_refused_clearly() -> None:
+    x = pt.vector("x")
+    with pytest.raises(ValueError, match="take the gradient of the vmap"):
+        pt.vmap(lambda a: pt.grad(newton(a), a))(x)
