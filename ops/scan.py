@@ -4,13 +4,16 @@ API without hidden updates, built on the one loop op `Scan`.
 Everything PyTensor's Scan carries as machinery is desugared here, once, so the op has
 none of it:
 
-- **sequence taps** become shifted slices of the sequence (tap k of taps lo..hi reads
-  `s[k - lo : len(s) - (hi - k)]`), one op sequence per tap;
+- **sequence taps** become shifted slices of the sequence, one op sequence per tap: taps
+  are offsets from step t, counted from the first t at which every tap is in range as
+  if tap 0 were among them (PyTensor's rule), so with lo = min(taps, 0) and
+  hi = max(taps, 0) tap k reads `s[k - lo : len(s) - (hi - k)]`;
 - **output taps** become a window of carries, one per depth: carry d holds y[t-d], the
   step shifts them (`c1' = y_t`, `cd' = c(d-1)`), and the user's output is the trace of
   the new value (a per-step output) unless the only tap is -1, where it is the carry's
   own trace;
-- **go_backwards** reverses the sequences (views) and runs forward, as PyTensor does;
+- **go_backwards** reverses each tap's slice (a view) and runs forward, as PyTensor does:
+  a tap keeps its offset in the sequence's own order (tap -1 is the row before tap 0's);
 - **closures**: variables the step function uses without receiving them become extra
   non-sequences, and work in the body that reads none of the step's own values is
   computed once, before the loop.
@@ -312,7 +315,7 @@ def _parse_sequence(number: int, spec: SequenceSpec) -> _Sequence:
         unknown = set(spec) - {"input", "taps"}
         if unknown or "input" not in spec:
             raise TypeError(f"{what}: a dict needs 'input' and optionally 'taps', got {sorted(spec)}")
-        taps = tuple(_tap(what, tap) for tap in spec.get("taps", [0]))
+        taps = _taps(what, spec.get("taps"), (0,))
         source = as_tensor(spec["input"], name=what)
     else:
         taps, source = (0,), as_tensor(spec, name=what)
@@ -334,8 +337,13 @@ def _parse_output(number: int, spec: OutputSpec) -> _Output:
         if unknown:
             raise TypeError(f"{what}: a dict takes 'initial' and 'taps', got {sorted(spec)}")
         if spec.get("initial") is None:
+            if spec.get("taps") is not None:
+                raise ValueError(
+                    f"{what}: taps {spec['taps']!r} read earlier values of the output, which "
+                    "need an initial value: give 'initial' too"
+                )
             return _Output(None, ())
-        taps = tuple(_tap(what, tap) for tap in spec.get("taps", [-1]))
+        taps = _taps(what, spec.get("taps"), (-1,))
         initial = as_tensor(spec["initial"], name=what)
         if not taps or any(tap >= 0 for tap in taps) or len(set(taps)) != len(taps):
             raise ValueError(f"{what}: output taps must be distinct and negative, got {list(taps)}")
@@ -351,10 +359,31 @@ def _parse_output(number: int, spec: OutputSpec) -> _Output:
     return _Output(as_tensor(spec, name=what), (-1,))
 
 
+def _taps(what: str, given: object, default: tuple[int, ...]) -> tuple[int, ...]:
+    """Taps as PyTensor reads them: a list, one int, or None for the default."""
+    if given is None:
+        return default
+    listed = list(given) if isinstance(given, (list, tuple, np.ndarray)) else [given]
+    return tuple(_tap(what, tap) for tap in listed)
+
+
 def _tap(what: str, tap: object) -> int:
     if isinstance(tap, bool) or not isinstance(tap, (int, np.integer)):
         raise TypeError(f"{what}: taps must be integers, got {tap!r}")
     return int(tap)
+
+
+def _tap_slice(source: Variable, tap: int, taps: tuple[int, ...]) -> Variable:
+    """The rows tap `tap` reads, step by step: `source[t + tap]` for the steps t at which
+    every tap is in range. Taps are offsets from step t, and step 0 is the first t at
+    which the lowest tap, or tap 0 if it is higher, is in range (PyTensor's rule): the
+    loop has `len(source) - (max(max(taps), 0) - min(min(taps), 0))` steps, so taps
+    [-1] over 5 rows read rows 0..3 and taps [2] rows 2..4."""
+    lowest, highest = min(*taps, 0), max(*taps, 0)
+    start, end = tap - lowest, highest - tap
+    if start == 0 and end == 0:
+        return source
+    return source[start:] if end == 0 else source[start:-end]
 
 
 def _row_type(variable: Variable) -> TensorType:
@@ -388,16 +417,13 @@ def _build(
         for k, v in enumerate(_as_list(non_sequences_spec))
     ]
 
-    # Sequences: reversed for go_backwards, then one shifted slice per tap.
+    # Sequences: one shifted slice per tap, reversed for go_backwards.
     rows: list[Variable] = []  # what the op iterates over, one per tap
     row_inputs: list[Input] = []  # what fn receives for each
-    for number, sequence in enumerate(sequences):
-        source = sequence.source[::-1] if go_backwards else sequence.source
-        lo, hi = min(sequence.taps), max(sequence.taps)
+    for sequence in sequences:
         for tap in sequence.taps:
-            start, end = tap - lo, hi - tap
-            sliced = source if start == 0 and end == 0 else source[start : source.shape[0] - end]
-            rows.append(sliced)
+            sliced = _tap_slice(sequence.source, tap, sequence.taps)
+            rows.append(sliced[::-1] if go_backwards else sliced)
             name = f"{display_name(sequence.source)}[t{tap:+d}]" if tap else display_name(
                 sequence.source
             ) + "[t]"
@@ -435,12 +461,19 @@ def _build(
                 )
                 carry_initials.append(initial[output.depth - depth])
         tap_inputs += [carry_inputs[first_carry[-1] - tap - 1] for tap in output.taps]
+
+    # fn gets the non-sequences themselves (as PyTensor's scan does), so what it builds
+    # keeps their relation to the outer graph (`grad(y[i], x)` for non-sequences y and
+    # x); the body reads stand-ins put in their place afterwards.
+    returned = fn(*row_inputs, *tap_inputs, *non_sequences)
+    results, stop = _split_returned(returned)
     non_sequence_inputs = [
         Input(v.type, f"non_sequences[{k}]") for k, v in enumerate(non_sequences)
     ]
-
-    returned = fn(*row_inputs, *tap_inputs, *non_sequence_inputs)
-    results, stop = _split_returned(returned)
+    stand_ins: dict[Variable, Variable] = {}
+    for variable, stand_in in zip(non_sequences, non_sequence_inputs):
+        if not isinstance(variable, Constant):  # a constant stays one in the body
+            stand_ins.setdefault(variable, stand_in)
     if not outputs_list:
         outputs = [_Output(None, ()) for _ in results]
         first_carry = [-1] * len(results)
@@ -449,9 +482,13 @@ def _build(
             f"scan: the step function returned {len(results)} outputs, but outputs_info has "
             f"{len(outputs)} entries"
         )
-    step_values: list[Variable] = []
-    for number, (result, output) in enumerate(zip(results, outputs)):
-        step_values.append(_check_step_value(number, result, output, carry_inputs, first_carry))
+    checked = [
+        _check_step_value(number, result, output, carry_inputs, first_carry)
+        for number, (result, output) in enumerate(zip(results, outputs))
+    ]
+    rebuilt = rebuild([*checked, *([] if stop is None else [stop])], stand_ins)
+    step_values = list(rebuilt[: len(checked)])
+    stop = None if stop is None else rebuilt[-1]
 
     # Next carries, per-step outputs, and what the user gets back.
     next_carries: list[Variable] = list(carry_inputs)

@@ -20,7 +20,7 @@ primal values, with the body's pushforward as its step.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import attrs
 
@@ -30,6 +30,7 @@ from fgraph.traverse import rebuild
 from ops.elemwise import Elemwise, add, eq, minimum, where, zeros_like
 from ops.grad import backpropagate, propagate_tangents, sum_by_variable
 from ops.dimshuffle import DimShuffle
+from ops.loop_connection import loop_dependencies
 from ops.loop_layout import LoopInputs
 from ops.scan_op import Scan
 from ops.reshape import reshape
@@ -97,12 +98,17 @@ def scan_pullback(
             final_cotangents[k] = last if found is None else add(found, last)
             trace_cotangents[k] = None
             continue
+        steps_rows = _steps_rows_cotangent(cotangent, op)
+        if steps_rows is not None:  # `scan(...)` read the rows after the initial one only
+            trace_cotangents[k] = steps_rows
+            continue
         # The initial value's row goes straight to the initial value; the other rows are
         # what the steps wrote.
         initial_cotangents[k] = cotangent[-1] if op.reverse else cotangent[0]
         trace_cotangents[k] = cotangent[:-1] if op.reverse else cotangent[1:]
     ys_cotangents = list(output_cotangents.ys)
-    if all(c is None for c in (*final_cotangents, *trace_cotangents.values(), *ys_cotangents)):
+    reached = _reached(op, final_cotangents, trace_cotangents, initial_cotangents, ys_cotangents)
+    if not reached:
         return (None,) * len(inputs)
 
     full_op = attrs.evolve(op, traced=(True,) * n_carries, windows=())
@@ -225,9 +231,36 @@ def scan_pullback(
     for number, k in enumerate(rows_with_grad):
         start, stop = _plus(offset, lo), _given(_plus(offset, executed if hi is None else hi))
         sequence_grads[k] = _place(results.ys[number], sequences[k], start, stop)
+    positions = op.split_params(range(len(op.inner_graph.inputs)))
+
+    def connected(
+        grads: Sequence[Variable | None], where: Sequence[int]
+    ) -> tuple[Variable | None, ...]:
+        return tuple(g if position in reached else None for g, position in zip(grads, where))
+
     return LoopInputs(
-        None, tuple(initial_grads), tuple(sequence_grads), tuple(summed_grads)
+        None,
+        connected(initial_grads, positions.carries),
+        connected(sequence_grads, positions.rows),
+        connected(summed_grads, positions.non_sequences),
     ).joined()
+
+
+def _reached(
+    op: Scan,
+    finals: Sequence[Variable | None],
+    traces: Mapping[int, Variable | None],
+    initial_rows: Mapping[int, Variable],
+    ys: Sequence[Variable | None],
+) -> frozenset[int]:
+    """The positions of the inputs (after n_steps) that the outputs given a cotangent
+    depend on: the others get None (disconnected), not zeros."""
+    depends = loop_dependencies(op)
+    return frozenset(initial_rows).union(
+        *(depends.finals[k] for k, c in enumerate(finals) if c is not None),
+        *(depends.step_rows[k] for k, c in traces.items() if c is not None),
+        *(depends.ys[y] for y, c in enumerate(ys) if c is not None),
+    )
 
 
 def _last_row_cotangent(cotangent: Variable, op: Scan) -> Variable | None:
@@ -238,14 +271,29 @@ def _last_row_cotangent(cotangent: Variable, op: Scan) -> Variable | None:
     so `v` seeds the final cotangent instead of a sequence of zeros with one row set."""
     last = 0 if op.reverse else -1
     rows = {last} if op.length is None else {last, last % (op.length + 1)}
-    steps_written = Slice(None, -1) if op.reverse else Slice(1, None)
     update = _update_of_zeros(cotangent)
-    if update is not None and update[0] == (steps_written,):
+    if update is not None and update[0] == (_steps_written(op),):
         update = _update_of_zeros(update[1])
         rows = {0} if op.reverse else {-1}
     if update is None or update[0] not in {(row,) for row in rows}:
         return None
     return update[1]
+
+
+def _steps_rows_cotangent(cotangent: Variable, op: Scan) -> Variable | None:
+    """The value `v` when a trace's cotangent is `inc_subtensor(zeros[1:], v)` (from
+    reading `scan(...)`, the rows after the initial one), else None: the initial row's
+    cotangent is then a structural zero, and the initial value is not reached through
+    it."""
+    update = _update_of_zeros(cotangent)
+    if update is None or update[0] != (_steps_written(op),):
+        return None
+    return update[1]
+
+
+def _steps_written(op: Scan) -> Slice:
+    """The rows of a carry's trace that the steps wrote (all but the initial value's)."""
+    return Slice(None, -1) if op.reverse else Slice(1, None)
 
 
 def _update_of_zeros(variable: Variable) -> tuple[tuple[object, ...], Variable] | None:
@@ -395,7 +443,21 @@ def scan_pushforward(
     ys_tangents_out: list[Variable | None] = [None] * op.n_ys
     for number, y in enumerate(differentiable_ys):
         ys_tangents_out[y] = results.ys[op.n_ys + number]
-    return _outputs_like(op, finals, traces, ys_tangents_out)
+    # None (not zeros) for the outputs that no input given a tangent reaches.
+    moved = frozenset(k for k, tangent in enumerate(tangents[1:]) if tangent is not None)
+    depends = loop_dependencies(op)
+
+    def moving(
+        values: list[Variable | None], positions: Sequence[frozenset[int]]
+    ) -> list[Variable | None]:
+        return [None if moved.isdisjoint(p) else v for v, p in zip(values, positions)]
+
+    return _outputs_like(
+        op,
+        moving(finals, depends.finals),
+        moving(traces, [depends.trace(k) for k in range(n_carries)]),
+        moving(ys_tangents_out, depends.ys),
+    )
 
 
 def _outputs_like(

@@ -45,7 +45,6 @@ import numpy as np
 from fgraph import DTypeError, Graph, Op, Param, ShapeError, TensorType, Variable, evaluate
 from fgraph.dtypes import is_integer
 from fgraph.op import Array, Vectorized
-from ops.dimshuffle import DimShuffle
 from ops.loop_layout import LoopInputs, LoopOutputs, StepParams, StepResults, T
 
 
@@ -119,41 +118,11 @@ class Scan(Op):
     def vectorize(
         self, inputs: tuple[Variable, ...], batched: tuple[bool, ...], batch_ndim: int
     ) -> Vectorized | None:
-        """The loop with its body vectorized, not a loop over the batch: batched
-        sequences run along their time axis with the batch axes behind it, a carry that
-        any batched value reaches is batched (its initial value broadcast), and traces
-        come back batch first. While-loops (whose elements may stop at different steps)
-        and batched step counts are looped over instead."""
-        from ops.vectorize import batch_lengths, batched_body, broadcast_batch
+        """The loop with its body vectorized, not a loop over the batch; examples that
+        stop at different steps each keep their own final state (`ops.loop_vectorize`)."""
+        from ops.loop_vectorize import vectorize_loop
 
-        if batched[0] or self.while_loop:
-            return None
-        lengths = batch_lengths([v for v, flag in zip(inputs, batched) if flag], batch_ndim)
-        body, param_flags, output_flags = batched_body(
-            self.inner_graph, self.n_carries, batched[1:], batch_ndim, lengths
-        )
-        n_carries, n_sequences = self.n_carries, self.n_sequences
-        outer = [inputs[0]]
-        for number, value in enumerate(inputs[1:], start=1):
-            kind = number - 1
-            if kind < n_carries and param_flags[kind] and not batched[number]:
-                value = broadcast_batch(value, lengths)
-            elif n_carries <= kind < n_carries + n_sequences and batched[number]:
-                # (batch..., time, row...) -> (time, batch..., row...)
-                order = (batch_ndim, *range(batch_ndim), *range(batch_ndim + 1, value.ndim))
-                value = DimShuffle(order)(value)
-            outer.append(value)
-        results = attrs.evolve(self, inner_graph=body).apply(*outer)
-        carry_flags = param_flags[:n_carries]
-        flags = (*carry_flags, *(carry_flags[k] for k in self.traced_carries),
-                 *output_flags[n_carries:])
-        moved = []
-        for number, (value, flag) in enumerate(zip(results, flags)):
-            if number >= n_carries and flag:  # a trace: (time, batch..., ...) -> batch first
-                order = (*range(1, batch_ndim + 1), 0, *range(batch_ndim + 1, value.ndim))
-                value = DimShuffle(order)(value)
-            moved.append(value)
-        return tuple(moved), tuple(flags)
+        return vectorize_loop(self, inputs, batched, batch_ndim)
 
     # -- layout ---------------------------------------------------------------------------
     @property

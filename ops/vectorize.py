@@ -49,7 +49,10 @@ def _vectorized(
     outputs: Sequence[Variable], replace: Mapping[Variable, Variable]
 ) -> list[tuple[Variable, bool]]:
     """Each output vectorized, and whether it carries the batch axes."""
+    from ops.loop_vectorize import without_ragged_reads
+
     batch_ndim = _batch_ndim(replace)
+    outputs = without_ragged_reads(outputs, replace)
     memo: dict[Variable, tuple[Variable, bool]] = {v: (b, True) for v, b in replace.items()}
     for node in toposort(outputs):
         values = [memo.get(v, (v, False)) for v in node.inputs]

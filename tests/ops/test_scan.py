@@ -211,3 +211,104 @@ def test_dprint_nests_inner_graphs_and_pickle_round_trips() -> None:
     assert restored == graph and restored.digest == graph.digest
     np.testing.assert_allclose(evaluate(restored.outputs, {restored.inputs[0]: 1.1}),
                                [240 * 1.1**14])
+
+
+# -- non-sequences keep their relation to the outer graph ----------------------------------
+def test_jacobian_by_scan_over_non_sequences() -> None:
+    from numba_backend import function
+
+    x = pt.vector("x")
+    y = x**2
+    jacobian = pt.scan(lambda i, y, x: pt.grad(y[i], x), sequences=[pt.arange(y.shape[0])],
+                       non_sequences=[y, x])
+    value = np.array([1.0, 2.0])
+    np.testing.assert_allclose(evaluate([jacobian], {x: value})[0], [[2, 0], [0, 4]])
+    np.testing.assert_allclose(function([x], jacobian)(np.array([1.0, 2.0, -3.0])),
+                               np.diag([2.0, 4.0, -6.0]))
+
+
+def test_hessian_by_scan_and_its_derivative() -> None:
+    x = pt.vector("x")
+    cost = (pt.sin(x) * x[::-1]).sum()
+    g = pt.grad(cost, x)
+    hessian = pt.scan(lambda i, g, x: pt.grad(g[i], x), sequences=[pt.arange(x.shape[0])],
+                      non_sequences=[g, x])
+    value = np.array([0.3, -1.2, 0.7])
+    expected = np.diag(-np.sin(value) * value[::-1]) + np.fliplr(np.diag(np.cos(value[::-1])))
+    expected += np.fliplr(np.diag(np.cos(value)))
+    np.testing.assert_allclose(evaluate([hessian], {x: value})[0], expected, atol=1e-12)
+    third = pt.grad(hessian.sum(), x)  # a derivative of the loop of derivatives
+    got = evaluate([third], {x: value})[0]
+
+    def total(v: Array) -> float:
+        return float(evaluate([hessian.sum()], {x: v})[0])
+
+    eps = 1e-6
+    numeric = [(total(value + eps * e) - total(value - eps * e)) / (2 * eps) for e in np.eye(3)]
+    np.testing.assert_allclose(got, numeric, rtol=1e-6)
+
+
+def test_non_sequences_repeated_constant_or_returned() -> None:
+    x = pt.vector("x")
+    out = pt.scan(lambda a, w, v, two, same: (a * w + v * two, same),
+                  sequences=[x], outputs_info=[None, None], non_sequences=[x.sum(), x.sum(), 2.0, x])
+    values = np.array([1.0, 3.0])
+    got = evaluate(list(out), {x: values})
+    np.testing.assert_allclose(got[0], values * 4 + 4 * 2)
+    np.testing.assert_allclose(got[1], [values, values])
+
+
+# -- run-time errors in compiled code, as docs/loops.md states them ------------------------
+def test_run_time_errors_in_compiled_code() -> None:
+    from numba_backend import function
+
+    xs = pt.vector("xs")
+    n = pt.scalar("n", dtype="int64")
+    running = pt.scan(lambda x, total: total + x, sequences=[xs],
+                      outputs_info=[pt.constant(0.0)], n_steps=n)
+    f = function([xs, n], running)
+    np.testing.assert_allclose(f(np.ones(3), 2), [1.0, 2.0])
+    with pytest.raises(ValueError, match="n_steps is negative; it must be >= 0"):
+        f(np.ones(3), -1)
+    with pytest.raises(ValueError, match="sequence 0 has fewer rows than n_steps"):
+        f(np.ones(3), 4)
+    final = pt.reduce(lambda p: p * 2, None, [pt.constant(1.5)], n_steps=n)
+    assert function([n], final)(0) == 1.5  # zero steps: the initial value
+
+
+@pytest.mark.xfail(strict=True, reason="rewrite.scan vectorize_map turns a map with a symbolic "
+                   "n_steps into whole-array work without the n_steps checks")
+def test_compiled_map_checks_n_steps() -> None:
+    from numba_backend import function
+
+    xs = pt.vector("xs")
+    n = pt.scalar("n", dtype="int64")
+    f = function([xs, n], pt.scan(lambda x: x + 1, sequences=[xs], n_steps=n))
+    with pytest.raises(ValueError, match="n_steps is negative"):
+        f(np.zeros(3), -1)
+
+
+@pytest.mark.xfail(strict=True, reason="numba_backend.scan does not check a carry's shape: "
+                   "numba's own error comes out instead")
+def test_compiled_carry_shape_change_error() -> None:
+    from numba_backend import function
+
+    x0 = pt.vector("x0")
+    grows = pt.scan(lambda p: pt.concatenate([p, p])[: p.shape[0] + 1], outputs_info=[x0],
+                    n_steps=2)
+    with pytest.raises(ValueError, match="carry 0 changed shape"):
+        function([x0], grows)(np.zeros(2))
+
+
+@pytest.mark.xfail(strict=True, reason="rewrite.scan keep_last_rows reads scan(...)[-1] as the "
+                   "last row of a window that holds the initial value after zero steps")
+def test_compiled_last_row_after_zero_steps_is_an_index_error() -> None:
+    from numba_backend import function
+
+    s0 = pt.scalar("s0")
+    n = pt.scalar("n", dtype="int64")
+    last = pt.scan(lambda p: p * 2, outputs_info=[s0], n_steps=n)[-1]
+    with pytest.raises(IndexError):
+        evaluate([last], {s0: 1.0, n: 0})
+    with pytest.raises(IndexError):
+        function([s0, n], last)(1.0, 0)
