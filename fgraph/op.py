@@ -58,6 +58,13 @@ class Op(Frozen):
         input's buffer must not be destroyed while the output is still read."""
         return ()
 
+    @property
+    def read_only_outputs(self) -> tuple[int, ...]:
+        """Outputs that must never be written, nor any view of them: views in which
+        several elements may share one memory location (a broadcast), which NumPy and
+        numba make read-only. The inplace rewrite never overwrites them."""
+        return ()
+
     def inplace_candidates(
         self, input_types: tuple[TensorType, ...], output_types: tuple[TensorType, ...]
     ) -> tuple[tuple[int, int], ...]:

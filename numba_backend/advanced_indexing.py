@@ -104,7 +104,9 @@ def _loop_nest(
         advanced_positions
     ):
         first_advanced_at = 0  # advanced indices apart: NumPy puts their axes first
-    setup.insert(0, f"{view} = {source}[{', '.join(parts)}{',' if len(parts) == 1 else ''}]")
+    # One entry is written without a trailing comma: `x[:]`, not `x[:,]`, whose tuple
+    # index numba's parallel (parfor) lowering cannot cast.
+    setup.insert(0, f"{view} = {source}[{', '.join(parts)}]")
     index_rank = max((component.rank or 0 for component in components), default=0)
     lengths = [f"{prefix}B{a}" for a in range(index_rank)]
     for a, length in enumerate(lengths):

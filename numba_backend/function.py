@@ -14,6 +14,7 @@ import numpy as np
 from numba.core.errors import NumbaError
 
 from fgraph import Graph, Variable, display_name
+from fgraph.aliasing import Aliasing
 from fgraph.op import Array, inner_graphs_of
 from numba_backend.cache import load_module
 from numba_backend.codegen import GeneratedModule, generate
@@ -230,37 +231,9 @@ def _formatted(error: ValueError | IndexError) -> ValueError | IndexError:
 
 def may_alias(graph: Graph) -> tuple[bool, ...]:
     """Per output, whether it may share memory with an argument, a constant or another
-    output: it is a root (input or constant) or reaches one through the `view_map`s and
-    `destroy_map`s of the nodes computing it, or it is computed by the same view chain as
-    another output. Outputs of nodes that allocate (most) need no check at call time."""
-    roots_of: dict[Variable, frozenset[Variable]] = {}
-
-    def roots(variable: Variable) -> frozenset[Variable]:
-        found = roots_of.get(variable)
-        if found is not None:
-            return found
-        node = variable.owner
-        if node is None:
-            result = frozenset([variable])
-        else:
-            sources = [i for o, i in (*node.op.view_map, *node.op.destroy_map) if o == variable.index]
-            result = frozenset().union(*(roots(node.inputs[i]) for i in sources)) if sources else (
-                frozenset([variable])
-            )
-        roots_of[variable] = result
-        return result
-
-    for node in graph.nodes:  # in order, so the recursion above stays shallow
-        for computed in node.outputs:
-            roots(computed)
-    flags: list[bool] = []
-    seen: set[Variable] = set()
-    for result in graph.outputs:
-        found = roots(result)
-        shared = any(root.owner is None for root in found) or bool(found & seen)
-        flags.append(shared)
-        seen |= found
-    return tuple(flags)
+    output, or is read-only (`Aliasing.shared_outputs`): those are checked at call time
+    and copied when they do. Outputs of nodes that allocate (most) need no check."""
+    return Aliasing.of(graph).shared_outputs()
 
 
 def _unaliased(

@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 
 from fgraph import Constant, Graph, TensorType, Variable
+from fgraph.aliasing import Aliasing
 from numba_backend.block import emit_block
 from numba_backend.loops import element_assignment
 from numba_backend.body import element_body
@@ -161,12 +162,12 @@ def _reuse_buffers(
     """Buffers of static shape allocated once, before the loop, instead of every step.
 
     A value computed inside a step and dead at its end reuses one buffer. A buffer that
-    a next carry is (or views) is still read during the next step, so it alternates
-    between two buffers by the step's parity (two-slot state). Traces copy their rows
-    out, and final values are copied, so no buffer escapes the loop."""
-    carried: set[Variable] = set()
-    for output in body.outputs[:n_carries]:
-        carried |= _roots(output)
+    a next carry is (or views) is still read during the following steps, for as long as
+    the carries pass it on to each other (`Aliasing.steps_alive`: a carry swapped with
+    another lives two steps), so it rotates through one slot more than that. A buffer
+    the carries keep forever is allocated every step. Traces copy their rows out, and
+    final values are copied, so no buffer escapes the loop."""
+    memory = Aliasing.of(body)
     allocations = {line.split(" = ", 1)[0]: line for line in block if " = new_array(" in line
                    and not line.startswith(" ")}
     before: list[str] = []
@@ -176,32 +177,20 @@ def _reuse_buffers(
             name = names.get(output)
             if name not in allocations or not output.type.is_fully_static or not output.ndim:
                 continue
-            shape = "(" + "".join(f"{n}, " for n in output.type.shape) + ")"
+            alive = memory.steps_alive(output, n_carries)
+            if alive is None:
+                continue
+            shape = "".join(f"{n}, " for n in output.type.shape)
             dtype = dtype_expression(output.dtype)
-            number = len(replaced)
-            if output in carried:
-                first, second = f"{prefix}{number}a", f"{prefix}{number}b"
-                before += [f"{first} = new_array({shape}, {dtype})",
-                           f"{second} = new_array({shape}, {dtype})"]
-                replaced[allocations[name]] = f"{name} = {first} if {step} % 2 == 0 else {second}"
+            if alive:
+                ring = f"{prefix}{len(replaced)}"
+                before.append(f"{ring} = new_array(({alive + 1}, {shape}), {dtype})")
+                replaced[allocations[name]] = f"{name} = {ring}[{step} % {alive + 1}]"
             else:
-                before.append(f"{name} = new_array({shape}, {dtype})")
+                before.append(f"{name} = new_array(({shape}), {dtype})")
                 replaced[allocations[name]] = ""
     kept = [replaced.get(line, line) for line in block]
     return before, [line for line in kept if line]
-
-
-def _roots(variable: Variable) -> set[Variable]:
-    """The variables whose buffers `variable` may be (itself, or what it views)."""
-    found: set[Variable] = set()
-    pending = [variable]
-    while pending:
-        current = pending.pop()
-        found.add(current)
-        node = current.owner
-        if node is not None:
-            pending.extend(node.inputs[i] for o, i in node.op.view_map if o == current.index)
-    return found
 
 
 def _step_checks(op: Scan, p: str, sequences: tuple[str, ...]) -> list[str]:

@@ -164,6 +164,10 @@ class BroadcastTo(Stretch):
     def view_map(self) -> tuple[tuple[int, int], ...]:
         return ((0, 0),)  # the result may be a view of the input
 
+    @property
+    def read_only_outputs(self) -> tuple[int, ...]:
+        return (0,)  # stretched axes repeat one element: writing one would write them all
+
     def perform(self, *inputs: Array) -> tuple[Array, ...]:
         return (broadcast_array(self, inputs[0], inputs[1], self.shape),)
 

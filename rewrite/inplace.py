@@ -1,9 +1,10 @@
 """The inplace pass: the last pass, choosing which ops may overwrite an input's buffer.
 
-An op may destroy an input only when nothing can notice: the buffer (the input and
-every view of it, followed through ops' `view_map`) is not a graph input, a constant
-or (an alias of) a graph output, no node later in the execution order reads it, and no
-other input of the same node reads it through a different view. Execution order is the
+An op may destroy an input only when nothing can notice: its buffer class (the input
+and every value sharing memory with it, as `fgraph.aliasing` finds them) holds no graph
+input, constant or graph output, the input is not (a view of) a read-only value such as
+a broadcast, no node later in the execution order reads the class, and no other input
+of the same node reads it through a different view. Execution order is the
 graph's toposort, which the backend follows, so "later" is well defined.
 
 Cheap buffer creators (`Alloc`, `AllocEmpty`) read by several would-be destroyers are
@@ -16,7 +17,7 @@ and two runs on equal graphs give equal graphs.
 from __future__ import annotations
 
 from fgraph import Apply, Graph, Op, Variable
-from fgraph.variable import Constant
+from fgraph.aliasing import Aliasing
 from ops.creation import Alloc, AllocEmpty
 from ops.elemwise import Elemwise
 from ops.fused import Fused
@@ -97,26 +98,21 @@ def _duplicate_buffer_creators(graph: Graph) -> Graph:
 
 
 def _decide(graph: Graph) -> Graph:
-    """Walk the execution order, tracking buffers (roots) and their last readers."""
-    root: dict[Variable, Variable] = {}
-    for node in graph.nodes:
-        for output, viewed in node.op.view_map:
-            root[node.outputs[output]] = root.get(node.inputs[viewed], node.inputs[viewed])
-
-    def root_of(variable: Variable) -> Variable:
-        return root.get(variable, variable)
-
-    protected = {root_of(v) for v in graph.inputs} | {root_of(v) for v in graph.outputs}
+    """Walk the execution order, tracking buffer classes (`Aliasing`) and their last
+    readers."""
+    memory = Aliasing.of(graph)
+    protected = {memory.buffer(v) for v in graph.outputs}
     last_reader: dict[Variable, int] = {}
     for number, node in enumerate(graph.nodes):
         for input_ in node.inputs:
-            last_reader[root_of(input_)] = number
+            last_reader[memory.buffer(input_)] = number
     chosen: dict[Apply, Op] = {}
     for number, node in enumerate(graph.nodes):
         safe: list[tuple[int, int]] = []
         for output, slot in candidates(node):
-            buffer = root_of(node.inputs[slot])
-            if isinstance(buffer, Constant) or buffer in protected:
+            target = node.inputs[slot]
+            buffer = memory.buffer(target)
+            if not memory.is_writable(target) or buffer in protected:
                 continue
             if last_reader[buffer] != number:
                 continue
@@ -125,7 +121,7 @@ def _decide(graph: Graph) -> Graph:
             # an indexed update, the same variable as the written value).
             elementwise = isinstance(node.op, (Elemwise, Fused))
             aliased_elsewhere = any(
-                root_of(other) == buffer and not (elementwise and other == node.inputs[slot])
+                memory.buffer(other) == buffer and not (elementwise and other == target)
                 for k, other in enumerate(node.inputs)
                 if k != slot
             )
