@@ -125,6 +125,7 @@ def _scan(op: Scan, node: NodeInfo, module: ModuleBuilder) -> list[str]:
             ]
         loop += _write_row(name, step, value, ys_type, scalar, f"{p}q")
     next_values = [results[k] for k in range(nc)]
+    loop += _carry_shape_checks(carries, next_values, body.outputs[:nc])
     if nc:  # one tuple assignment: a carry's next value may be another carry's current one
         loop.append(f"{''.join(c + ', ' for c in carries)}= {''.join(v + ', ' for v in next_values)}")
     if op.while_loop:
@@ -191,6 +192,23 @@ def _reuse_buffers(
                 replaced[allocations[name]] = ""
     kept = [replaced.get(line, line) for line in block]
     return before, [line for line in kept if line]
+
+
+def _carry_shape_checks(
+    carries: list[str], next_values: list[str], results: tuple[Variable, ...]
+) -> list[str]:
+    """A carry keeps its initial value's shape, as `Scan.perform` checks: an array carry
+    whose next value's type does not fix its shape is compared at every step."""
+    lines: list[str] = []
+    for number, (carry, value, result) in enumerate(zip(carries, next_values, results)):
+        if result.ndim == 0 or result.type.is_fully_static:
+            continue
+        lines += [
+            f"if {value}.shape != {carry}.shape:",
+            f"    raise ValueError('Scan: carry {number} changed shape in a step; a carry "
+            "keeps its initial value shape')",
+        ]
+    return lines
 
 
 def _step_checks(op: Scan, p: str, sequences: tuple[str, ...]) -> list[str]:

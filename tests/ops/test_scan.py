@@ -276,8 +276,6 @@ def test_run_time_errors_in_compiled_code() -> None:
     assert function([n], final)(0) == 1.5  # zero steps: the initial value
 
 
-@pytest.mark.xfail(strict=True, reason="rewrite.scan vectorize_map turns a map with a symbolic "
-                   "n_steps into whole-array work without the n_steps checks")
 def test_compiled_map_checks_n_steps() -> None:
     from numba_backend import function
 
@@ -288,20 +286,21 @@ def test_compiled_map_checks_n_steps() -> None:
         f(np.zeros(3), -1)
 
 
-@pytest.mark.xfail(strict=True, reason="numba_backend.scan does not check a carry's shape: "
-                   "numba's own error comes out instead")
 def test_compiled_carry_shape_change_error() -> None:
     from numba_backend import function
 
     x0 = pt.vector("x0")
+    n = pt.scalar("n", dtype="int64")
     grows = pt.scan(lambda p: pt.concatenate([p, p])[: p.shape[0] + 1], outputs_info=[x0],
-                    n_steps=2)
+                    n_steps=n)
     with pytest.raises(ValueError, match="carry 0 changed shape"):
-        function([x0], grows)(np.zeros(2))
+        function([x0, n], grows)(np.zeros(2), 2)
+    unrolled = pt.scan(lambda p: pt.concatenate([p, p])[: p.shape[0] + 1], outputs_info=[x0],
+                       n_steps=2)
+    with pytest.raises(ValueError):  # two steps of straight-line code check their shapes
+        function([x0], unrolled)(np.zeros(2))
 
 
-@pytest.mark.xfail(strict=True, reason="rewrite.scan keep_last_rows reads scan(...)[-1] as the "
-                   "last row of a window that holds the initial value after zero steps")
 def test_compiled_last_row_after_zero_steps_is_an_index_error() -> None:
     from numba_backend import function
 

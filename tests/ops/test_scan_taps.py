@@ -138,8 +138,6 @@ def test_n_steps_with_taps_takes_the_first_positions_in_iteration_order() -> Non
         evaluate([too_many], {s: np.arange(5.0)})  # 5 rows give 3 positions
 
 
-@pytest.mark.xfail(strict=True, reason="rewrite.scan vectorize_map replaces a loop of static "
-                   "length n_steps by the whole (longer) sequences: TypeError in scan_pass")
 def test_n_steps_shorter_than_a_sequence_compiled() -> None:
     s = pt.vector("s")
     out = pt.scan(lambda a: a * 10, sequences=[s], n_steps=2)
