@@ -12,11 +12,12 @@ its own length, or the length of a trace of a loop over the same steps).
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping, Sequence
 
 import attrs
 
-from fgraph import Apply, Graph, Param, TensorType, Variable, toposort
+from fgraph import Apply, Graph, Param, TensorType, Variable
 from fgraph.traverse import rebuild
 from ops.dimshuffle import DimShuffle
 from ops.elemwise import Elemwise
@@ -55,16 +56,25 @@ def body_over(
     return Graph(params, rebuild(outputs, mapping))
 
 
-def param_reads(body: Graph) -> list[frozenset[int]]:
-    """For each output of `body`, the positions of the params it depends on."""
-    reads: dict[Variable, frozenset[int]] = {
-        p: frozenset([k]) for k, p in enumerate(body.inputs)
-    }
-    for node in toposort(body.outputs):
-        found = frozenset().union(*(reads.get(v, frozenset()) for v in node.inputs))
-        for output in node.outputs:
-            reads[output] = found
-    return [reads.get(o, frozenset()) for o in body.outputs]
+def param_reads(body: Graph) -> tuple[frozenset[int], ...]:
+    """For each output of `body`, the positions of the params it depends on (computed
+    once per body: several rules ask, in every sweep)."""
+    found = _PARAM_READS.get(body)
+    if found is None:
+        reads: dict[Variable, frozenset[int]] = {
+            p: frozenset([k]) for k, p in enumerate(body.inputs)
+        }
+        for node in body.nodes:
+            union = frozenset().union(*(reads.get(v, frozenset()) for v in node.inputs))
+            for output in node.outputs:
+                reads[output] = union
+        found = _PARAM_READS[body] = tuple(reads.get(o, frozenset()) for o in body.outputs)
+    return found
+
+
+_PARAM_READS: weakref.WeakKeyDictionary[Graph, tuple[frozenset[int], ...]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def evolved(
