@@ -17,6 +17,9 @@ from rewrite.fusion import fuse_elemwise
 from rewrite.inc_subtensor import INC_SUBTENSOR
 from rewrite.inline import INLINE
 from rewrite.inner import InnerGraphPass, evolve_inner_graph, map_inner_graphs
+from rewrite.loops import LOOP_RULES, loop_pass
+from rewrite.loops_merge import merge_loops
+from rewrite.loops_trace import trim_traces
 from rewrite.pipeline import Pass, Pipeline, RulePass, pass_name, rule_pass
 from rewrite.pipelines import FAST_COMPILE, FAST_RUN, INNER_GRAPHS, NONE, PIPELINES, optimize
 from rewrite.rule import (
@@ -42,6 +45,7 @@ __all__ = [
     "INLINE",
     "INNER_GRAPHS",
     "LIFT_SUBTENSOR",
+    "LOOP_RULES",
     "NONE",
     "PIPELINES",
     "SHAPES",
@@ -71,10 +75,13 @@ __all__ = [
     "context_rule",
     "evolve_inner_graph",
     "fuse_elemwise",
+    "loop_pass",
     "map_inner_graphs",
+    "merge_loops",
     "optimize",
     "pass_name",
     "rewrite_graph",
     "rule",
     "rule_pass",
+    "trim_traces",
 ]

@@ -1,5 +1,6 @@
 """What the loop rewrites share: building a loop's new body and op, reading who uses its
-outputs, and keeping the run-time checks of its step count when work leaves the loop.
+outputs, applying a whole-graph transformation (its errors name it, as the rewrite
+engine's name a rule), and keeping the run-time checks of a loop when work leaves it.
 
 A loop checks when it runs that `n_steps >= 0`, that it equals the static length, and
 that no sequence is shorter than `n_steps` (`ops.scan_op.check_steps`). A rewrite that
@@ -12,11 +13,12 @@ its own length, or the length of a trace of a loop over the same steps).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import weakref
+from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 
-from fgraph import Apply, Graph, Param, TensorType, Variable, toposort
+from fgraph import Apply, Graph, Param, TensorType, Variable
 from fgraph.traverse import rebuild
 from ops.dimshuffle import DimShuffle
 from ops.elemwise import Elemwise
@@ -27,6 +29,7 @@ from ops.scan_op import Scan
 from ops.shape_vector import Shape, ShapeI, shape_i, static_value
 from ops.subtensor import Subtensor
 from rewrite.context import RewriteContext
+from rewrite.errors import InvalidReplacementError, RewriteError, describe_node
 from rewrite.index_items import SliceItem, static_int, unpack
 
 
@@ -55,16 +58,25 @@ def body_over(
     return Graph(params, rebuild(outputs, mapping))
 
 
-def param_reads(body: Graph) -> list[frozenset[int]]:
-    """For each output of `body`, the positions of the params it depends on."""
-    reads: dict[Variable, frozenset[int]] = {
-        p: frozenset([k]) for k, p in enumerate(body.inputs)
-    }
-    for node in toposort(body.outputs):
-        found = frozenset().union(*(reads.get(v, frozenset()) for v in node.inputs))
-        for output in node.outputs:
-            reads[output] = found
-    return [reads.get(o, frozenset()) for o in body.outputs]
+def param_reads(body: Graph) -> tuple[frozenset[int], ...]:
+    """For each output of `body`, the positions of the params it depends on (computed
+    once per body: several rules ask, in every sweep)."""
+    found = _PARAM_READS.get(body)
+    if found is None:
+        reads: dict[Variable, frozenset[int]] = {
+            p: frozenset([k]) for k, p in enumerate(body.inputs)
+        }
+        for node in body.nodes:
+            union = frozenset().union(*(reads.get(v, frozenset()) for v in node.inputs))
+            for output in node.outputs:
+                reads[output] = union
+        found = _PARAM_READS[body] = tuple(reads.get(o, frozenset()) for o in body.outputs)
+    return found
+
+
+_PARAM_READS: weakref.WeakKeyDictionary[Graph, tuple[frozenset[int], ...]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def evolved(
@@ -82,6 +94,36 @@ def evolved(
         windows = tuple(op.window(k) if keep else 0 for k, keep in zip(kept_carries, traced))
     return attrs.evolve(op, inner_graph=body, n_carries=n_carries, n_sequences=n_sequences,
                         traced=traced, windows=windows)
+
+
+Replacements = dict[Variable, Variable]
+"""What a whole-graph loop transformation returns: variables of the graph and what
+stands for them."""
+
+
+def applied(
+    name: str, node: Apply, transform: Callable[[], Replacements | None]
+) -> Replacements | None:
+    """`transform()`, a whole-graph transformation at `node`; an error it raises is
+    reported naming it and the node, as the rewrite engine reports a rule's."""
+    try:
+        return transform()
+    except Exception as error:
+        raise RewriteError(
+            f"{name} raised {type(error).__name__} on {describe_node(node)}: {error}",
+            (name,), node,
+        ) from error
+
+
+def replaced(graph: Graph, found: Replacements, name: str, node: Apply) -> Graph:
+    """`graph` with `found` applied; a replacement of another type is a bug of `name`."""
+    for old, new in found.items():
+        if not new.type.is_subtype_of(old.type):
+            raise InvalidReplacementError(
+                f"{name} returned an invalid replacement for {describe_node(node)}: "
+                f"{old.type} replaced by {new.type}", (name,), node,
+            )
+    return Graph(graph.inputs, rebuild(graph.outputs, found), graph.dedup_nodes)
 
 
 def replaced_outputs(node: Apply, found: Mapping[Variable, Variable]) -> tuple[Variable, ...]:

@@ -30,12 +30,11 @@ from fgraph import Apply, Graph, Variable, toposort
 from fgraph.traverse import rebuild
 from ops.loop_layout import LoopInputs, LoopOutputs
 from ops.scan_op import Scan
-from rewrite.loops_common import fresh_params, loop_op
-from rewrite.loops_trace import replaced
+from rewrite.errors import RewriteLimitError
+from rewrite.loops_common import Replacements, applied, fresh_params, loop_op, replaced
 
 MAX_ROUNDS = 1000
 
-Replacements = dict[Variable, Variable]
 Merge = Callable[[Sequence[Apply], Graph], Replacements | None]
 
 
@@ -47,13 +46,14 @@ def merge_loops(graph: Graph, merges: Sequence[Merge] | None = None) -> Graph:
         if len(loops) < 2:
             return graph
         for merge in MERGES if merges is None else merges:
-            found = merge(loops, graph)
+            found = applied(merge.__name__, loops[0], lambda: merge(loops, graph))
             if found:
                 graph = replaced(graph, found, merge.__name__, loops[0])
                 break
         else:
             return graph
-    raise RuntimeError(f"merge_loops: still merging after {MAX_ROUNDS} rounds")
+    raise RewriteLimitError(f"merge_loops: still merging after {MAX_ROUNDS} rounds",
+                            ("merge_loops",))
 
 
 def merge_traced_variants(loops: Sequence[Apply], graph: Graph) -> Replacements | None:

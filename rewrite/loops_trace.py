@@ -34,17 +34,19 @@ import attrs
 import numpy as np
 
 from fgraph import Apply, Constant, Graph, Variable
-from fgraph.traverse import rebuild
 from ops.indexing import Slice
 from ops.loop_layout import LoopInputs
 from ops.scan_op import Scan
 from ops.shape_vector import static_value
 from ops.subtensor import Subtensor
-from rewrite.errors import InvalidReplacementError
+from rewrite.errors import RewriteLimitError
 from rewrite.loops_common import (
+    Replacements,
+    applied,
     covers_steps,
     loop_checks_hold,
     loop_op,
+    replaced,
     rows_for_steps,
     static_steps,
 )
@@ -54,7 +56,6 @@ WINDOW_MAX = 8
 """Largest trace window `keep_last_rows` makes (reads further back keep the whole trace)."""
 MAX_ROUNDS = 1000
 
-Replacements = dict[Variable, Variable]
 TraceTransform = Callable[[Apply, Graph], Replacements | None]
 
 
@@ -107,7 +108,8 @@ def trim_traces(graph: Graph, transforms: Sequence[TraceTransform] | None = None
         if changed is None:
             return graph
         graph = changed
-    raise RuntimeError(f"trim_traces: still rewriting after {MAX_ROUNDS} rounds")
+    raise RewriteLimitError(f"trim_traces: still rewriting after {MAX_ROUNDS} rounds",
+                            ("trim_traces",))
 
 
 def _apply_first(graph: Graph, transforms: Sequence[TraceTransform]) -> Graph | None:
@@ -115,21 +117,11 @@ def _apply_first(graph: Graph, transforms: Sequence[TraceTransform]) -> Graph | 
         if not isinstance(node.op, Scan):
             continue
         for transform in transforms:
-            found = transform(node, graph)
+            name = transform.__name__
+            found = applied(name, node, lambda: transform(node, graph))
             if found:
-                return replaced(graph, found, transform.__name__, node)
+                return replaced(graph, found, name, node)
     return None
-
-
-def replaced(graph: Graph, found: Replacements, name: str, node: Apply) -> Graph:
-    """`graph` with `found` applied; a replacement of another type is a bug of `name`."""
-    for old, new in found.items():
-        if not new.type.is_subtype_of(old.type):
-            raise InvalidReplacementError(
-                f"{name} returned an invalid replacement for {old.type} at {node.op}: "
-                f"{new.type}", (name,), node,
-            )
-    return Graph(graph.inputs, rebuild(graph.outputs, found), graph.dedup_nodes)
 
 
 def _readers(variable: Variable, graph: Graph) -> tuple[tuple[Apply, int], ...]:

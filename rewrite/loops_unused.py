@@ -56,6 +56,11 @@ def remove_unused(node: Apply, context: RewriteContext) -> Sequence[Variable] | 
     if not any((*final_read, *trace_read, *ys_read, executed_read)):
         return None  # a node the pass reached is read: its readers are not known yet
     body = op.inner_graph
+    every_output = all(final_read) and all(ys_read) and all(
+        read for read, trace in zip(trace_read, outputs.traces) if trace is not None
+    )
+    if every_output and all(body.clients.get(p) or p in body.outputs for p in body.inputs):
+        return None  # every output read and every param read by the body: nothing to drop
     positions = op.split_params(range(len(body.inputs)))
     reads = op.split_results(param_reads(body))
     carry_of = {p: k for k, p in enumerate(positions.carries)}

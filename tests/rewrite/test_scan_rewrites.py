@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -18,7 +19,7 @@ from ops.join import Concatenate, split
 from ops.scan_op import Scan
 from tests.loop_steps import PLANS, planned_step
 from numba_backend import function
-from rewrite import RuleSet, Trace, optimize, rewrite_graph
+from rewrite import RewriteError, RuleSet, Trace, optimize, rewrite_graph
 from rewrite.loops import loop_pass
 from rewrite.loops_merge import merge_independent_loops, merge_loops, merge_traced_variants
 from rewrite.loops_push_out import (
@@ -318,6 +319,24 @@ def test_merge_independent_loops_over_the_same_steps() -> None:
     # The first two run as one loop; the third reads the first, so it stays apart.
     assert len(loops_of(rewritten)) == 2
     same_values(graph, rewritten, [np.linspace(0, 1, 7), 0.5])
+
+
+def broken_transform(node: Apply, graph: Graph) -> dict[Variable, Variable] | None:
+    raise ZeroDivisionError("a bug")
+
+
+def test_errors_of_whole_graph_transformations_name_them() -> None:
+    x0 = pt.scalar("x0")
+    graph = Graph([x0], [pt.scan(lambda p: p * 2, outputs_info=[x0], n_steps=3)])
+    with pytest.raises(RewriteError, match=r"broken_transform raised ZeroDivisionError on Scan"):
+        trim_traces(graph, (broken_transform,))
+    with pytest.raises(RewriteError, match=r"broken_merge raised ZeroDivisionError"):
+        other = pt.scan(lambda p: p + 1, outputs_info=[x0], n_steps=3)
+        merge_loops(Graph([x0], [*graph.outputs, other]), (broken_merge,))
+
+
+def broken_merge(loops: Sequence[Apply], graph: Graph) -> dict[Variable, Variable] | None:
+    raise ZeroDivisionError("a bug")
 
 
 # -- the seed: y_t = y_{t-1} ** 2 for 4 steps -------------------------------------------------
