@@ -42,7 +42,7 @@ def test_one_sequence_one_output_weights() -> None:
     u, x0, w_in, w = pt.vector("u"), pt.scalar("x0"), pt.scalar("w_in"), pt.scalar("w")
     out = pt.scan(_rnn_step, u, x0, [w_in, w], n_steps=None, truncate_gradient=-1,
                   go_backwards=False)
-    values = [RNG.uniform(-5, 5, size=4), 0.3, 0.7, 0.9]
+    values: list[Any] = [RNG.uniform(-5, 5, size=4), 0.3, 0.7, 0.9]
     assert_values([u, x0, w_in, w], [out], values, [rnn_reference(*values)])
 
 
@@ -51,7 +51,7 @@ def test_one_sequence_one_output_weights_shared() -> None:
     the step function closes over (PyTensor's shared variables)."""
     u, x0, w_in, w = pt.vector("u"), pt.scalar("x0"), pt.scalar("w_in"), pt.scalar("w")
     out = pt.scan(lambda u_t, x_tm1: u_t * w_in + x_tm1 * w, u, x0)
-    values = [RNG.uniform(-5, 5, size=4), 0.3, 0.7, 0.9]
+    values: list[Any] = [RNG.uniform(-5, 5, size=4), 0.3, 0.7, 0.9]
     assert_values([u, x0, w_in, w], [out], values, [rnn_reference(*values)])
 
 
@@ -59,7 +59,7 @@ def test_backwards() -> None:
     """TestScan.test_backwards: go_backwards reads the sequence from its last row."""
     u, x0, w_in, w = pt.vector("u"), pt.scalar("x0"), pt.scalar("w_in"), pt.scalar("w")
     out = pt.scan(_rnn_step, u, x0, [w_in, w], go_backwards=True)
-    values = [RNG.uniform(-5, 5, size=4), 0.3, 0.7, 0.9]
+    values: list[Any] = [RNG.uniform(-5, 5, size=4), 0.3, 0.7, 0.9]
     assert_values([u, x0, w_in, w], [out], values, [rnn_reference(values[0][::-1], *values[1:])])
 
 
@@ -90,7 +90,7 @@ def test_multiple_inputs_multiple_outputs() -> None:
         return pt.dot(u1_t, w_in1) + u2_t * w_in2 + pt.dot(x_tm1, w), pt.dot(x_tm1, w_out)
 
     x, y = pt.scan(step, [u1, u2], [x0, y0], w_in1)
-    values = [RNG.uniform(-5, 5, size=2), RNG.uniform(-5, 5, size=(2, 2)),
+    values: list[Any] = [RNG.uniform(-5, 5, size=2), RNG.uniform(-5, 5, size=(2, 2)),
               RNG.uniform(-5, 5, size=2), RNG.uniform(-5, 5, size=(2, 2)),
               RNG.uniform(-5, 5, size=(3, 2)), RNG.uniform(-5, 5, size=3),
               RNG.uniform(-5, 5, size=2), 0.4]
@@ -245,6 +245,21 @@ def test_past_future_taps_shared() -> None:
     first = (vu[0] + vu[4]) * vw_in + vx0[1] * vw + vx0[0]
     second = (vu[1] + vu[5]) * vw_in + first * vw + vx0[1]
     assert_values([u, x0, w_in, w], [out], [vu, vx0, vw_in, vw], [np.array([first, second])])
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "issue 18 defect: wrong values when a carry is also returned per step (here: an "
+    "output with taps [-2, -1] whose step ignores tap -2)"))
+def test_output_taps_with_an_unused_tap() -> None:
+    """TestScan.test_grad_multiple_taps_state, forward: x_t = w + x_{t-1} with taps
+    [-4, -1] (tap -4 unused) over 10 steps, from a 5-row initial value (the first 4
+    rows are the taps' window, so the last value is row 3 plus 10 w)."""
+    xinit, w = pt.tensor3("xinit"), pt.matrix("w")
+    xseq = pt.scan(lambda xdl, xprev, w: w + xprev, n_steps=10,
+                   outputs_info=[{"initial": xinit, "taps": [-4, -1]}], non_sequences=w)
+    v_x, v_w = RNG.uniform(1, 3, size=(5, 2, 2)), RNG.uniform(1, 3, size=(2, 2))
+    expected = np.array([v_x[3] + k * v_w for k in range(1, 11)])
+    assert_values([xinit, w], [xseq, xseq[-1]], [v_x, v_w], [expected, expected[-1]])
 
 
 def test_seq_tap_bug_jeremiah() -> None:
