@@ -17,7 +17,7 @@ import pytest
 import ops as pt
 from fgraph import Variable, evaluate
 from numba_backend import function
-from tests.numba_backend.scan_contract import assert_values
+from tests.numba_backend.scan_contract import assert_values, assert_values_at
 
 
 def _both_raise(
@@ -68,8 +68,7 @@ def test_while_scan_map_last_of_empty() -> None:
     empty sequence there is none: IndexError."""
     xs = pt.vector("xs")
     ys = pt.scan(lambda x: (x + 1, pt.until(x + 1 >= 10)), outputs_info=[None], sequences=[xs])
-    assert_values([xs], [ys[-1]], [np.arange(100.0)], [10.0])
-    assert_values([xs], [ys[-1]], [np.array([0.0])], [1.0])
+    assert_values_at([xs], [ys[-1]], [([np.arange(100.0)], [10.0]), ([np.array([0.0])], [1.0])])
     _both_raise([xs], [ys[-1]], [np.array([])], IndexError)
 
 
@@ -81,9 +80,10 @@ def test_while_scan_taps_and_map_zero_steps() -> None:
     ys, zs = pt.scan(lambda s, x: ((x + 1, x + 1 + s), pt.until(x >= 99)), sequences=[seq],
                      outputs_info=[x0, None], n_steps=n_steps)
     seq_value = np.zeros(200)
-    for start, steps, last in ((0.0, 200, 100.0), (1.0, 20, 21.0), (np.e, 1, np.e + 1)):
-        assert_values([x0, seq, n_steps], [ys[-1], zs[-1]], [start, seq_value, steps],
-                      [last, last])
+    assert_values_at([x0, seq, n_steps], [ys[-1], zs[-1]], [
+        ([start, seq_value, steps], [last, last])
+        for start, steps, last in ((0.0, 200, 100.0), (1.0, 20, 21.0), (np.e, 1, np.e + 1))
+    ])
     _both_raise([x0, seq, n_steps], [ys[-1], zs[-1]], [0.0, seq_value, 0], IndexError)
 
 
@@ -102,8 +102,9 @@ def test_reduce_after_zero_steps_is_the_initial_value() -> None:
     the final value after a symbolic 0, 1 or 2 steps."""
     init_state, n = pt.vector("init_state", shape=(3,)), pt.scalar("n", dtype="int64")
     final = pt.reduce(lambda x: x * 2, None, init_state, n_steps=n)
-    for steps in (0, 1, 2):
-        assert_values([init_state, n], [final], [np.ones(3), steps], [np.ones(3) * 2**steps])
+    assert_values_at([init_state, n], [final], [
+        ([np.ones(3), steps], [np.ones(3) * 2**steps]) for steps in (0, 1, 2)
+    ])
 
 
 # -- static lengths 0 and 1 ---------------------------------------------------------------

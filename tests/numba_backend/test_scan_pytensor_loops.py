@@ -16,7 +16,7 @@ import ops as pt
 from fgraph import Variable, evaluate
 from numba_backend import function
 from ops.random_draw import state_to_array
-from tests.numba_backend.scan_contract import Array, assert_values
+from tests.numba_backend.scan_contract import assert_values, assert_values_at
 
 RNG = np.random.default_rng(1818)
 
@@ -85,10 +85,10 @@ def test_condition_hidden_inp() -> None:
         expected_steps.append(step)
         if prev > 100:
             break
-    assert_values([max_value, n_steps], [total, steps], [100.0, 100],
-                  [np.array(expected_total), np.array(expected_steps)])
-    assert_values([max_value, n_steps], [total, steps], [100.0, 3],
-                  [np.array(expected_total[:3]), np.array(expected_steps[:3])])
+    assert_values_at([max_value, n_steps], [total, steps], [
+        ([100.0, 100], [np.array(expected_total), np.array(expected_steps)]),
+        ([100.0, 3], [np.array(expected_total[:3]), np.array(expected_steps[:3])]),
+    ])
 
 
 def test_output_storage_reuse() -> None:
