@@ -262,6 +262,19 @@ def test_output_taps_with_an_unused_tap() -> None:
     assert_values([xinit, w], [xseq, xseq[-1]], [v_x, v_w], [expected, expected[-1]])
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "new: the accumulate_outside rewrite removes a summing carry that other body values "
+    "still read (MissingInputError when compiling; the rule of the known 'carry also "
+    "returned per step' defect, another symptom)"))
+def test_output_taps_counting_up() -> None:
+    """TestExamples.test_using_taps_input_output's outputs, reduced: taps [-1, -2] of an
+    output that adds 0.5 to its tap -1 every step (tap -2 unused)."""
+    x0, n_steps = pt.vector("x0"), pt.iscalar("n_steps")
+    out = pt.scan(lambda x_tm1, x_tm2: x_tm1 + 0.5, [], {"initial": x0, "taps": [-1, -2]},
+                  n_steps=n_steps)
+    assert_values([x0, n_steps], [out], [np.array([1.0, 2.0]), 3], [np.array([2.5, 3.0, 3.5])])
+
+
 def test_seq_tap_bug_jeremiah() -> None:
     """TestExamples.test_seq_tap_bug_jeremiah: an output with the single tap -4 (a
     4-row initial value) returned per step as a second output."""
