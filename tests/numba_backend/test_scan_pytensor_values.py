@@ -235,6 +235,24 @@ def test_sequence_taps_given_as_an_int() -> None:
     assert_values([u], [out], [value], [value[:-1] + value[1:]])
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "new: with go_backwards, sequence taps read the reversed sequence (tap -1 is the "
+    "next row in the original order); PyTensor reverses each tap's slice (tap -1 stays "
+    "the previous row)"))
+def test_backwards_with_sequence_taps() -> None:
+    """TestScan.test_grad_multiple_outs_taps_backwards's sequence, by value (basic.scan
+    slices s[k - min_tap : len(s) - (max_tap - k)] per tap, then reverses it): taps
+    [-1, 0, 1] with go_backwards over 5 rows run 3 steps, from the end, each reading
+    the row before, at and after its own."""
+    s = pt.vector("s")
+    out = pt.scan(lambda before, at, after: 100 * before + 10 * at + after,
+                  sequences=[{"input": s, "taps": [-1, 0, 1]}], go_backwards=True)
+    value = np.arange(1.0, 6.0)
+    centres = np.array([3, 2, 1])
+    expected = 100 * value[centres - 1] + 10 * value[centres] + value[centres + 1]
+    assert_values([s], [out], [value], [expected])
+
+
 def test_past_future_taps_shared() -> None:
     """TestExamples.test_past_future_taps_shared: sequence taps [-2, 2] (2 steps over 6
     rows) and output taps [-1, -2], weights closed over."""
@@ -273,6 +291,19 @@ def test_output_taps_counting_up() -> None:
     out = pt.scan(lambda x_tm1, x_tm2: x_tm1 + 0.5, [], {"initial": x0, "taps": [-1, -2]},
                   n_steps=n_steps)
     assert_values([x0, n_steps], [out], [np.array([1.0, 2.0]), 3], [np.array([2.5, 3.0, 3.5])])
+
+
+@pytest.mark.xfail(strict=True, raises=ValueError, reason=(
+    "new: an initial value of static length longer than its taps' depth is rejected "
+    "(PyTensor reads its first rows, as fgraph does when the length is unknown)"))
+def test_initial_value_longer_than_the_taps() -> None:
+    """TestScan.test_grad_multiple_taps_state's initial value (5 rows for taps [-4, -1])
+    with a static length: basic.scan uses initial[:4]."""
+    xinit = pt.tensor("xinit", shape=(5,))
+    out = pt.scan(lambda x_tm4, x_tm1: x_tm4 + x_tm1, outputs_info=[{"initial": xinit,
+                                                                     "taps": [-4, -1]}], n_steps=3)
+    value = np.arange(1.0, 6.0)
+    assert_values([xinit], [out], [value], [np.array([1.0 + 4.0, 2.0 + 5.0, 3.0 + 7.0])])
 
 
 def test_seq_tap_bug_jeremiah() -> None:
