@@ -97,6 +97,17 @@ def test_last_row_of_zero_step_trace_raises() -> None:
     _both_raise([x0, n_steps], [ys[-1]], [1.0, 0], IndexError)
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "issue 18 defect: ys[-1] of a zero-step loop returns a value after optimizing (here "
+    "ys[-2] after one step returns the initial value)"))
+def test_reading_before_the_first_row_raises() -> None:
+    """basic.scan (a trace holds the rows after each step, not the initial value): ys[-2]
+    of a one-step trace does not exist."""
+    x0, n_steps = pt.scalar("x0"), pt.iscalar("n_steps")
+    ys = pt.scan(lambda x: x * 2, outputs_info=[x0], n_steps=n_steps)
+    _both_raise([x0, n_steps], [ys[-2]], [1.0, 1], IndexError)
+
+
 def test_reduce_after_zero_steps_is_the_initial_value() -> None:
     """test_trace.py::TestReduceTrace.test_0_steps_does_not_point_to_unitialized_memory:
     the final value after a symbolic 0, 1 or 2 steps."""
