@@ -305,6 +305,14 @@ def test_n_steps_larger_than_a_sequence(build: Callable[[Variable, Variable], Va
     _both_raise([xs, n], [build(xs, n)], [np.zeros(3), 4], ValueError, "fewer")
 
 
+def test_cvm_exception_handling() -> None:
+    """test_cvm_exception_handling: an error raised inside a step (here an index out of
+    range at the third step) propagates out of the loop."""
+    w, n_steps = pt.vector("w"), pt.iscalar("n_steps")
+    out = pt.scan(lambda i, w: w[i], sequences=[pt.arange(n_steps)], non_sequences=[w])
+    _both_raise([w, n_steps], [out], [np.zeros(2), 4], IndexError)
+
+
 def test_carry_changing_shape_at_run_time() -> None:
     """basic.scan ("the initial state should have the same shape as the output"): a
     step result whose shape differs from the carry's at run time is an error, not a

@@ -228,6 +228,32 @@ def test_infer_shape_remove_stuff() -> None:
                   [np.full(3, 2.0 / 3)])
 
 
+def test_grad_multiple_outs_some_disconnected() -> None:
+    """TestExamples.test_grad_multiple_outs_some_disconnected and _2: an RNN whose state
+    has taps [-2, -1] (the step reads only tap -2) and a per-step output, trained on a
+    loss of means and standard deviations; gradients of all parameters."""
+    w_ih, w_hh, b_h = pt.matrix("w_ih"), pt.matrix("w_hh"), pt.vector("b_h")
+    w_ho, b_o, h0, x, t = (pt.matrix("w_ho"), pt.vector("b_o"), pt.matrix("h0"),
+                           pt.matrix("x"), pt.matrix("t"))
+
+    def one_step(x_t: Variable, h_tm2: Variable, h_tm1: Variable, w_ih: Variable,
+                 w_hh: Variable, b_h: Variable, w_ho: Variable, b_o: Variable) -> list[Variable]:
+        h_t = pt.tanh(pt.dot(x_t, w_ih) + pt.dot(h_tm2, w_hh) + b_h)
+        return [h_t, pt.dot(h_t, w_ho) + b_o]
+
+    _, y = pt.scan(one_step, sequences={"input": x},
+                   outputs_info=[{"initial": h0, "taps": [-2, -1]}, None],
+                   non_sequences=[w_ih, w_hh, b_h, w_ho, b_o])
+    cost = 0.5 * ((y - t) ** 2.0).mean() + 0.5 * (pt.std(y) - pt.std(t)) ** 2.0
+    params = [w_ih, w_hh, b_h, w_ho, b_o, h0]
+    series = np.sin(np.arange(0.0, 10.49, 0.21)).reshape(-1, 1)[:12]
+    values = [RNG.uniform(-1, 1, size=(1, 3)), RNG.uniform(-1, 1, size=(3, 3)),
+              RNG.uniform(-0.01, 0.01, size=3), RNG.uniform(-1, 1, size=(3, 1)),
+              RNG.uniform(-0.01, 0.01, size=1), RNG.uniform(-1, 1, size=(2, 3)),
+              series[:-1], np.roll(series, -1)[:-1]]
+    assert_gradients([*params, x, t], cost, pt.grad(cost, params), values, wrt=list(range(6)))
+
+
 def test_grad_dtype_change() -> None:
     """TestScan.test_grad_dtype_change: float32 carries beside an int32 carry that a
     switch and a cast compute; gradients stay float32 and match finite differences."""

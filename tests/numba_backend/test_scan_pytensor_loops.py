@@ -269,8 +269,9 @@ def test_scan_mapped_and_non_traced_output_ordering(steps: int) -> None:
 
 @pytest.mark.parametrize("steps", [0, 1, 3])
 def test_zero_steps_untraced_sit_sot(steps: int) -> None:
-    """test_zero_steps_untraced_sit_sot and TestReduceTrace
-    .test_0_steps_does_not_point_to_unitialized_memory: after a symbolic number of steps
+    """test_zero_steps_untraced_sit_sot, test_single_step_untraced_sit_sot and
+    TestReduceTrace.test_0_steps_does_not_point_to_unitialized_memory: after a symbolic
+    number of steps
     (zero included) the final value of a carry is its initial value advanced that many
     steps, twice in a row."""
     s0, n_steps = pt.random.state("s0"), pt.iscalar("n_steps")
@@ -285,6 +286,26 @@ def test_zero_steps_untraced_sit_sot(steps: int) -> None:
         assert float(got_x) == pytest.approx(x, rel=1e-14)
         np.testing.assert_array_equal(got_state, state_to_array(dict(reference.bit_generator.state)))
     assert_values([s0, n_steps], [final_x], [pt.random.seed(6), steps], [x], rtol=1e-14)
+
+
+@pytest.mark.parametrize("size", [[1, 2], [], [3]], ids=["symbolic", "empty", "constant"])
+def test_inner_get_vector_length(size: list[int]) -> None:
+    """test_inner_get_vector_length: a shape vector passed as a non-sequence keeps its
+    length inside the step, so each step's draw has that shape (10 steps: (10, 1, 2),
+    (10,), (10, 3)); symbolic entries come from int64 inputs."""
+    s1, s2, s0 = pt.scalar("s1", dtype="int64"), pt.scalar("s2", dtype="int64"), pt.random.state("s0")
+    shape = pt.stack([s1, s2]) if len(size) == 2 else pt.as_tensor(np.array(size, dtype="int64"))
+
+    def step(state: Variable, shape: Variable) -> tuple[Variable, Variable]:
+        next_state, draw = pt.random.normal(state, size=shape)
+        return draw, next_state
+
+    draws, _ = pt.scan(step, outputs_info=[None, s0], non_sequences=[shape], n_steps=10)
+    assert draws.ndim == 1 + len(size)
+    reference = np.random.default_rng(8)
+    expected = np.array([reference.normal(size=size) for _ in range(10)])
+    assert_values([s1, s2, s0], [draws.shape, draws], [1, 2, pt.random.seed(8)],
+                  [np.array((10, *size)), expected], rtol=1e-14)
 
 
 # -- batching ---------------------------------------------------------------------------------

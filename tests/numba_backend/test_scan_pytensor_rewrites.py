@@ -28,6 +28,41 @@ def _loops(compiled: Any) -> int:
     return sum(isinstance(node.op, pt.Scan) for node in compiled.graph.nodes)
 
 
+# -- test_basic.py: equal loops ------------------------------------------------------------------
+def test_hash_and_can_merge() -> None:
+    """TestScan.test_hash and test_can_merge: loops with equal step functions over other
+    inputs are equal ops with equal hashes; built twice over the same inputs they are
+    one node (fgraph interns nodes), and with the sequences swapped they are not."""
+    x, y, c = pt.vector("x"), pt.vector("y"), pt.scalar("c")
+    first = pt.scan(lambda s: s + 1, x)
+    second = pt.scan(lambda s: s + 1, y)
+    assert first.owner is not None and second.owner is not None
+    assert first.owner.op == second.owner.op and hash(first.owner.op) == hash(second.owner.op)
+
+    def step(a: Variable, b: Variable, c: Variable) -> Variable:
+        return a + b + c
+
+    scan_a = pt.scan(step, sequences=[x, y], non_sequences=[c])
+    scan_b = pt.scan(step, sequences=[x, y], non_sequences=[c])
+    scan_c = pt.scan(step, sequences=[y, x], non_sequences=[c])
+    assert scan_a.owner is scan_b.owner and scan_c.owner is not scan_a.owner
+
+
+def test_hash_equality_after_inner_optimization() -> None:
+    """TestScan.test_hash_equality_after_inner_optimization: bodies x + 0 and x * 1
+    differ before optimizing and are the same loop after."""
+    x0 = pt.scalar("x0")
+    xs = pt.scan(lambda x: x + 0, outputs_info=[x0], n_steps=5)
+    ys = pt.scan(lambda x: x * 1, outputs_info=[x0], n_steps=5)
+
+    def loop_ops(graph: Graph) -> set[Any]:
+        return {node.op for node in graph.nodes if isinstance(node.op, pt.Scan)}
+
+    assert len(loop_ops(Graph([x0], [xs, ys]))) == 2
+    assert len(loop_ops(optimize(Graph([x0], [xs, ys]), "fast_run"))) <= 1
+    assert_values([x0], [xs, ys], [2.0], [np.full(5, 2.0)] * 2)
+
+
 # -- test_trace.py: reading parts of traces ------------------------------------------------
 @pytest.mark.parametrize("with_symbolic_slice", [False, True])
 def test_reduced_number_of_steps(with_symbolic_slice: bool) -> None:
