@@ -350,11 +350,13 @@ def _parse_output(number: int, spec: OutputSpec) -> _Output:
         if taps != (-1,):
             depth = -min(taps)
             length = initial.type.shape[0] if initial.ndim else None
-            if initial.ndim == 0 or (length is not None and length != depth):
+            if initial.ndim == 0 or (length is not None and length < depth):
                 raise ValueError(
                     f"{what}: taps {list(taps)} need an initial value with {depth} rows (one "
                     f"per tap depth, oldest first), got {initial.type}"
                 )
+            if length != depth:  # PyTensor reads the first `depth` rows of a longer one
+                initial = initial[:depth]
         return _Output(initial, taps)
     return _Output(as_tensor(spec, name=what), (-1,))
 

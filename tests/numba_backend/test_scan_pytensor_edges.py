@@ -87,8 +87,6 @@ def test_while_scan_taps_and_map_zero_steps() -> None:
     _both_raise([x0, seq, n_steps], [ys[-1], zs[-1]], [0.0, seq_value, 0], IndexError)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "issue 18 defect: ys[-1] of a zero-step loop returns a value after optimizing"))
 def test_last_row_of_zero_step_trace_raises() -> None:
     """basic.scan ("If the value is 0, the outputs will have 0 rows"): the last row of
     an empty trace does not exist, whatever the loop's form."""
@@ -97,9 +95,6 @@ def test_last_row_of_zero_step_trace_raises() -> None:
     _both_raise([x0, n_steps], [ys[-1]], [1.0, 0], IndexError)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "issue 18 defect: ys[-1] of a zero-step loop returns a value after optimizing (here "
-    "ys[-2] after one step returns the initial value)"))
 def test_reading_before_the_first_row_raises() -> None:
     """basic.scan (a trace holds the rows after each step, not the initial value): ys[-2]
     of a one-step trace does not exist."""
@@ -177,9 +172,6 @@ def test_outputs_taps_check() -> None:
         pt.scan(step, x, {"initial": y, "taps": [1]})
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "new: outputs_info {'taps': [...]} without 'initial' is taken for None (the step "
-    "function then gets too few arguments)"))
 def test_output_taps_without_initial_state() -> None:
     """basic.scan: "If you are using slices of an output you need to provide a initial
     state" (a ValueError naming the output)."""
@@ -214,9 +206,6 @@ def test_inconsistent_broadcast_error() -> None:
         evaluate([pt.grad(y.sum(), x)], {x: rows_of_3})
 
 
-@pytest.mark.xfail(strict=True, run=False, reason=(
-    "new: compiled loops do not check a step result of unknown length against a carry "
-    "of static length: wrong values, heap corruption (not run: it can abort the process)"))
 @pytest.mark.parametrize("mode", ["none", "fast_run"])
 def test_inconsistent_broadcast_error_compiled(mode: str) -> None:
     """test_inconsistent_broadcast_error, compiled: the same run-time error."""
@@ -271,9 +260,6 @@ def test_negative_n_steps() -> None:
     _both_raise([xs, x0, n_steps], [summed], [np.zeros(3), 1.0, -2], ValueError, "negative|>= 0")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "new: a map with a negative symbolic n_steps returns rows s[:n] after optimizing "
-    "(kin of the known defect: compiled code runs past a too-short sequence)"))
 def test_negative_n_steps_of_a_map() -> None:
     """basic.scan ("n_steps < 0 is not supported"): a map given a negative symbolic step
     count raises, compiled too."""
@@ -292,9 +278,7 @@ def test_infershape_seq_shorter_nsteps() -> None:
 
 
 @pytest.mark.parametrize("build", [
-    pytest.param(lambda xs, n: pt.scan(lambda x: x + 1, sequences=[xs], n_steps=n), id="map",
-                 marks=pytest.mark.xfail(strict=True, reason=(
-                     "issue 18 defect: compiled code runs past a too-short sequence"))),
+    pytest.param(lambda xs, n: pt.scan(lambda x: x + 1, sequences=[xs], n_steps=n), id="map"),
     pytest.param(lambda xs, n: pt.scan(lambda x, acc: acc + x, sequences=[xs],
                                        outputs_info=[pt.as_tensor(0.0)], n_steps=n), id="carry"),
 ])

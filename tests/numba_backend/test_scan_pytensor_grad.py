@@ -104,7 +104,6 @@ def test_grad_multiple_outs_taps(go_backwards: bool) -> None:
     assert_gradients(variables, cost, gradients, values, wrt=[4, 5, 6, 7, 3])
 
 
-@pytest.mark.xfail(strict=True, reason=ACCUMULATE_OUTSIDE)
 def test_grad_multiple_outs_some_uncomputable() -> None:
     """TestScan.test_grad_multiple_outs_some_uncomputable: an int32 sequence cast into
     the step, an integer per-step output and a uniform draw whose generator state is a
@@ -127,9 +126,6 @@ def test_grad_multiple_outs_some_uncomputable() -> None:
     assert_gradients([w_in, u, u2, x0, s0], cost, gradients, values, wrt=[1, 3, 0])
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "issue 18 defect: wrong values when a carry is also returned per step (here: an "
-    "output with taps [-4, -1] whose step ignores tap -4)"))
 def test_grad_multiple_taps_state() -> None:
     """TestScan.test_grad_multiple_taps_state: output taps [-4, -1] of a 3-d initial
     value given 5 rows (only the first 4 are read, so the last row's gradient is 0)."""
@@ -143,7 +139,6 @@ def test_grad_multiple_taps_state() -> None:
     assert_gradients([xinit, w], loss, [gx, gw], [v_x, v_w], rtol=1e-6, atol=1e-5)
 
 
-@pytest.mark.xfail(strict=True, reason=ACCUMULATE_OUTSIDE)
 def test_grad_linear_recurrence_weights() -> None:
     """TestScan.test_grad_multiple_outs_some_truncate, reduced: x_t = u_t @ W + x_{t-1}
     (no noise, no truncation); the gradient of sum(x) with respect to W."""
@@ -154,7 +149,6 @@ def test_grad_linear_recurrence_weights() -> None:
     assert_gradients([u, x0, w], cost, [pt.grad(cost, w)], values, wrt=[2])
 
 
-@pytest.mark.xfail(strict=True, reason=ACCUMULATE_OUTSIDE)
 def test_carry_of_static_length_one_updated_by_rows() -> None:
     """test_inconsistent_broadcast_error with consistent values: a carry of static shape
     (1,) updated by rows of unknown length that are 1 long at run time; the gradient
@@ -391,8 +385,6 @@ def test_grad_connectivity_matrix_connected() -> None:
                      outputs=[pt.grad(cost, y0)], expected=[np.full(2, 10.0)])
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "issue 18 defect: gradients through loops never report disconnection"))
 def test_grad_connectivity_matrix_disconnected() -> None:
     """TestExamples.test_grad_connectivity_matrix: z0 reaches no output (z_t reads x),
     and x never reads y: DisconnectedInputError."""
@@ -453,7 +445,6 @@ def test_non_shaped_input_disconnected_gradient(case: str) -> None:
 
 
 # -- truncated gradients and while-loops ------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason=ACCUMULATE_OUTSIDE)
 def test_grad_multiple_outs_some_truncate() -> None:
     """TestScan.test_grad_multiple_outs_some_truncate: truncate_gradient=3 over 5 steps
     (with uniform noise, the state a carry): only the last 3 steps propagate, so the

@@ -125,7 +125,6 @@ def test_second_derivative_disconnected_cost_with_mit_mot() -> None:
 
 
 # -- gradients inside step functions ---------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason=JACOBIAN_BY_SCAN)
 def test_jacobian_by_scan_idiom() -> None:
     """The Jacobian-by-scan idiom (TestScan.test_inner_grad's form): rows grad(y[i], x)
     for y = x ** 2 at [1, 2] are [[2, 0], [0, 4]]."""
@@ -136,7 +135,6 @@ def test_jacobian_by_scan_idiom() -> None:
     assert_values([x], [jacobian], [np.array([1.0, 2.0])], [np.array([[2.0, 0.0], [0.0, 4.0]])])
 
 
-@pytest.mark.xfail(strict=True, reason=JACOBIAN_BY_SCAN)
 def test_inner_grad() -> None:
     """TestScan.test_inner_grad: the Hessian of 0.5 (x * x) . (A x) by a loop of
     gradients of the gradient's entries scaled by 0.9 (both scalars closed over)."""
@@ -151,7 +149,6 @@ def test_inner_grad() -> None:
                   [np.array([[3.6, 1.8], [1.8, 0.9]])])
 
 
-@pytest.mark.xfail(strict=True, reason=JACOBIAN_BY_SCAN)
 def test_inner_grad_wrt_shared() -> None:
     """TestScan.test_inner_grad_wrt_shared: a loop of grad(K[i], x1) for K = x2 * x1 read
     as a closure gives x2."""
@@ -219,7 +216,6 @@ def test_pushout_seqs_rows_and_jacobian() -> None:
                   rtol=1e-6, atol=1e-5)
 
 
-@pytest.mark.xfail(strict=True, reason=JACOBIAN_BY_SCAN)
 def test_pushout_seqs_jacobian_by_scan() -> None:
     """test_push_out.py::TestPushOutNonSeqScan.test_pushout_seqs: the Jacobian by a loop
     of grad(M[i], x_star) equals the rows taken one by one."""
@@ -266,7 +262,6 @@ def test_pushforward(position: int) -> None:
     assert_tangents(inputs, last, position, direction, values)
 
 
-@pytest.mark.xfail(strict=True, reason=JACOBIAN_BY_SCAN)
 def test_pushforward_equals_jacobian_by_scan() -> None:
     """TestScan.test_pushforward: the tangent equals the loop of (grad(o[i], u) * eu).sum()."""
     (u, h0, w), last, values = _rnn()

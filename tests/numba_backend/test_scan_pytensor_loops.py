@@ -57,8 +57,6 @@ def test_nsteps_smaller_than_seq_length_values() -> None:
     assert_values([x], [o1, o2], [value], [value[:20] + 1, np.cumsum(value[:20])])
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "issue 18 defect: a map with explicit n_steps over a longer sequence fails to compile"))
 def test_map_nsteps_smaller_than_seq_length() -> None:
     """TestScan.test_infer_shape_nsteps_smaller_seq_length without the carry: a map of
     20 steps over 30 rows."""
@@ -320,7 +318,6 @@ def test_blockwise_scan() -> None:
                   [np.arange(2.0, 12.0) + np.arange(3.0).reshape(-1, 1)])
 
 
-@pytest.mark.xfail(strict=True, reason="issue 18 defect: vmap of while-loops is wrong")
 def test_blockwise_while_scan() -> None:
     """TestScan.test_blockwise_scan with an until condition: the vectorized last value
     is each entry's own last value (every entry stops once its carry passes 4, after a

@@ -325,7 +325,6 @@ def test_non_zero_init() -> None:
 
 
 # -- test_merge.py: loops merged (or not) --------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason=MAP_WITH_N_STEPS)
 def test_merge_basic() -> None:
     """TestScanMerge.test_basic: maps over two sequences with different, equal or
     unequal step counts, and with different truncate_gradient."""
@@ -356,7 +355,6 @@ def test_constant_inner_output() -> None:
                   [x_val + 1, np.full(4, 3.0), y_val + 1, np.full(4, 3.0)])
 
 
-@pytest.mark.xfail(strict=True, reason=MAP_WITH_N_STEPS)
 def test_three_scans() -> None:
     """TestScanMerge.test_three_scans: three maps of 4 steps, the third over the first's
     trace (it can merge with either of the others, not both)."""

@@ -180,7 +180,6 @@ def test_bug_function_provides_intermediate_nodes_as_inputs() -> None:
 
 
 # -- taps ---------------------------------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="issue 18 defect: sequence taps without 0 count steps wrongly")
 def test_using_taps_sequence() -> None:
     """TestScan.test_using_taps_sequence: taps [-1] alone give len(s) - 1 steps, step t
     reading s[t] (PyTensor pretends tap 0 is used: n = len(s) - (max(max_tap, 0) -
@@ -191,7 +190,6 @@ def test_using_taps_sequence() -> None:
     assert_values([x], [out], [value], [value[:-1]])
 
 
-@pytest.mark.xfail(strict=True, reason="issue 18 defect: sequence taps without 0 count steps wrongly")
 def test_using_negative_taps_sequence() -> None:
     """TestScan.test_using_negative_taps_sequence: taps [-2, -1] over 5 rows give 3
     steps; tap -2 reads rows 0, 1, 2 (float32)."""
@@ -201,7 +199,6 @@ def test_using_negative_taps_sequence() -> None:
     assert_values([x], [out], [value], [np.array([1, 2, 3], dtype="float32")])
 
 
-@pytest.mark.xfail(strict=True, reason="issue 18 defect: sequence taps without 0 count steps wrongly")
 def test_mintap_onestep() -> None:
     """test_mintap_onestep: the only tap is +2, so step 0 reads seq[2] (int32 sequence,
     integer carry from the Python int 0)."""
@@ -211,7 +208,6 @@ def test_mintap_onestep() -> None:
     assert_values([seq], [out], [np.arange(20, dtype="int32")], [np.array([2])])
 
 
-@pytest.mark.xfail(strict=True, reason="issue 18 defect: sequence taps without 0 count steps wrongly")
 def test_using_taps_input_output() -> None:
     """TestExamples.test_using_taps_input_output: sequence tap -2 alone (2 steps over 4
     rows, reading rows 0 and 1) and output taps [-1, -2] given in that order."""
@@ -224,8 +220,6 @@ def test_using_taps_input_output() -> None:
     assert_values([u, x0, w_in, w], [out], [vu, vx0, vw_in, vw], [np.array([first, second])])
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError,
-                   reason="new: a sequence's taps given as one int (PyTensor's taps=-2) raise")
 def test_sequence_taps_given_as_an_int() -> None:
     """basic.scan's docstring (`dict(input=Sequence3, taps=3)`) and
     TestExamples.test_using_taps_input_output: one tap may be given as an int."""
@@ -235,10 +229,6 @@ def test_sequence_taps_given_as_an_int() -> None:
     assert_values([u], [out], [value], [value[:-1] + value[1:]])
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "new: with go_backwards, sequence taps read the reversed sequence (tap -1 is the "
-    "next row in the original order); PyTensor reverses each tap's slice (tap -1 stays "
-    "the previous row)"))
 def test_backwards_with_sequence_taps() -> None:
     """TestScan.test_grad_multiple_outs_taps_backwards's sequence, by value (basic.scan
     slices s[k - min_tap : len(s) - (max_tap - k)] per tap, then reverses it): taps
@@ -265,9 +255,6 @@ def test_past_future_taps_shared() -> None:
     assert_values([u, x0, w_in, w], [out], [vu, vx0, vw_in, vw], [np.array([first, second])])
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "issue 18 defect: wrong values when a carry is also returned per step (here: an "
-    "output with taps [-2, -1] whose step ignores tap -2)"))
 def test_output_taps_with_an_unused_tap() -> None:
     """TestScan.test_grad_multiple_taps_state, forward: x_t = w + x_{t-1} with taps
     [-4, -1] (tap -4 unused) over 10 steps, from a 5-row initial value (the first 4
@@ -280,10 +267,6 @@ def test_output_taps_with_an_unused_tap() -> None:
     assert_values([xinit, w], [xseq, xseq[-1]], [v_x, v_w], [expected, expected[-1]])
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "new: the accumulate_outside rewrite removes a summing carry that other body values "
-    "still read (MissingInputError when compiling; the rule of the known 'carry also "
-    "returned per step' defect, another symptom)"))
 def test_output_taps_counting_up() -> None:
     """TestExamples.test_using_taps_input_output's outputs, reduced: taps [-1, -2] of an
     output that adds 0.5 to its tap -1 every step (tap -2 unused)."""
@@ -293,9 +276,6 @@ def test_output_taps_counting_up() -> None:
     assert_values([x0, n_steps], [out], [np.array([1.0, 2.0]), 3], [np.array([2.5, 3.0, 3.5])])
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError, reason=(
-    "new: an initial value of static length longer than its taps' depth is rejected "
-    "(PyTensor reads its first rows, as fgraph does when the length is unknown)"))
 def test_initial_value_longer_than_the_taps() -> None:
     """TestScan.test_grad_multiple_taps_state's initial value (5 rows for taps [-4, -1])
     with a static length: basic.scan uses initial[:4]."""

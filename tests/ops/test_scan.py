@@ -164,8 +164,8 @@ def test_build_errors_name_the_argument() -> None:
     with pytest.raises(ValueError, match="give n_steps or at least one sequence"):
         pt.scan(lambda p: p, outputs_info=[x0])
     with pytest.raises(ValueError, match=r"taps \[-2, -1\] need an initial value with 2 rows"):
-        three_rows = pt.vector("three_rows", shape=(3,))
-        pt.scan(lambda a, b: a + b, outputs_info=[{"initial": three_rows, "taps": [-2, -1]}],
+        one_row = pt.vector("one_row", shape=(1,))
+        pt.scan(lambda a, b: a + b, outputs_info=[{"initial": one_row, "taps": [-2, -1]}],
                 n_steps=2)
     with pytest.raises(TypeError, match="no hidden updates"):
         pt.scan(lambda p: {p: p}, outputs_info=[x0], n_steps=2)
