@@ -111,6 +111,8 @@ def _scan(op: Scan, node: NodeInfo, module: ModuleBuilder) -> list[str]:
         lines += preallocated
         loop += block
     results = [names[output] for output in body.outputs]
+    next_values = [results[k] for k in range(nc)]
+    loop += _carry_shape_checks(carries, next_values, body.outputs[:nc])  # before any write
     row = step if op.reverse else f"{step} + 1"
     for name, k in zip(trace_names, traced):
         slot = f"({row}) % {op.window(k)}" if op.window(k) else row
@@ -123,9 +125,12 @@ def _scan(op: Scan, node: NodeInfo, module: ModuleBuilder) -> list[str]:
                 f"if {step} == {first}:",
                 f"    {name} = new_array(({p}n,) + {value}.shape, {dtype_expression(ys_type.dtype)})",
             ]
+            loop += [
+                f"if {value}.shape != {name}.shape[1:]:",
+                f"    raise ValueError('Scan: per-step output {y} changed shape in a step; its "
+                "rows must all have one shape')",
+            ]
         loop += _write_row(name, step, value, ys_type, scalar, f"{p}q")
-    next_values = [results[k] for k in range(nc)]
-    loop += _carry_shape_checks(carries, next_values, body.outputs[:nc])
     if nc:  # one tuple assignment: a carry's next value may be another carry's current one
         loop.append(f"{''.join(c + ', ' for c in carries)}= {''.join(v + ', ' for v in next_values)}")
     if op.while_loop:

@@ -255,17 +255,20 @@ def without_ragged_reads(
 
 
 def _steps_vary(node: Apply, batched: set[Variable]) -> bool:
-    """Whether the loop `node` computes may run a different number of steps for each
-    example: its step count is batched, or it is a while-loop whose stop condition
-    depends on batched values."""
-    if not isinstance(node.op, Scan):
-        return False
-    given = node.op.split_inputs(node.inputs)
-    if given.n_steps in batched:
+    return isinstance(node.op, Scan) and steps_vary(node.op, tuple(v in batched for v in node.inputs))
+
+
+def steps_vary(op: Scan, batched: tuple[bool, ...]) -> bool:
+    """Whether the loop, given inputs with these batched flags, may run a different
+    number of steps for each example: its step count is batched, or it is a while-loop
+    whose stop condition depends on batched values. Its vectorized traces and per-step
+    outputs are then padded, and only its final values may be read."""
+    flags = op.split_inputs(batched)
+    if flags.n_steps:
         return True
-    after_n_steps = (*given.initials, *given.sequences, *given.non_sequences)
-    stop = loop_dependencies(node.op, differentiable=False).stop
-    return any(after_n_steps[position] in batched for position in stop)
+    after_n_steps = (*flags.initials, *flags.sequences, *flags.non_sequences)
+    stop = loop_dependencies(op, differentiable=False).stop
+    return any(after_n_steps[position] for position in stop)
 
 
 def _last_row_of(variable: Variable, ragged: set[Apply]) -> Variable | None:

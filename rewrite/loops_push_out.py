@@ -33,6 +33,7 @@ from fgraph.traverse import rebuild
 from ops.dimshuffle import DimShuffle, transpose
 from ops.elemwise import Elemwise
 from ops.loop_layout import LoopInputs, StepParams
+from ops.loop_vectorize import steps_vary
 from ops.matmul import MatMul, matmul
 from ops.reduction import sum as reduce_sum
 from ops.scalar import Add
@@ -128,7 +129,10 @@ def _over_whole_sequences(node: Apply, checked: bool) -> _Batched | None:
         ):
             continue
         operands = tuple(whole.get(v, shared.get(v, v)) for v in reads)
-        batched = inner_node.op.vectorize(operands, tuple(v in whole for v in reads), 1)
+        flags = tuple(v in whole for v in reads)
+        if isinstance(inner_node.op, Scan) and steps_vary(inner_node.op, flags):
+            continue  # a loop stopping at different steps per row: its traces would be ragged
+        batched = inner_node.op.vectorize(operands, flags, 1)
         if batched is None:
             continue
         for output, value, flag in zip(inner_node.outputs, *batched):
