@@ -23,6 +23,7 @@ from fgraph.traverse import rebuild
 from ops.dimshuffle import DimShuffle
 from ops.elemwise import Elemwise
 from ops.indexing import Slice
+from ops.matmul import MatMul
 from ops.reshape import SpecifyShape, specify_shape
 from ops.scalar import Maximum, Minimum
 from ops.scan_op import Scan
@@ -209,9 +210,12 @@ def _extra_rows(value: Variable, steps: Variable) -> int | None:
                 value = x
             case Apply(op=SpecifyShape(), inputs=(x, _)):
                 value = x
-            case Apply(op=Elemwise(), inputs=inputs):
+            case Apply(op=Elemwise(), inputs=inputs) | Apply(op=MatMul(), inputs=inputs) if (
+                isinstance(node.op, Elemwise) or value.ndim >= 3
+            ):
                 # Unknown lengths never stretch: an operand of the same rank whose first
-                # axis is not a static 1 has the result's length.
+                # axis (elementwise, or a matrix product's first batch axis) is not a
+                # static 1 has the result's length.
                 same = [v for v in inputs if v.ndim == value.ndim and v.type.shape[0] != 1]
                 if not same:
                     return None
