@@ -22,8 +22,9 @@ from fgraph import Apply, Graph, Param, TensorType, Variable
 from fgraph.traverse import rebuild
 from ops.dimshuffle import DimShuffle
 from ops.elemwise import Elemwise
-from ops.indexing import Slice
 from ops.matmul import MatMul
+from ops.indexing import Slice
+from ops.reduction import Reduction
 from ops.reshape import SpecifyShape, specify_shape
 from ops.scalar import Maximum, Minimum
 from ops.scan_op import Scan
@@ -170,8 +171,9 @@ def _length_of(steps: Variable) -> list[Variable]:
 
 def _extra_rows(value: Variable, steps: Variable) -> int | None:
     """k such that `value` has at least `steps + k` rows by construction, or None: the
-    rows of a view, elementwise result or shuffle of a value known to have them, of the
-    trace of a for-loop over `steps`, or of a value whose length `steps` is read from."""
+    rows of a view, shuffle, elementwise result, batched product or reduction (over other
+    axes) of a value known to have them, of the trace of a for-loop over `steps`, or of a
+    value whose length `steps` is read from."""
     shift = 0
     outer: int | None = None  # the shift outside a `[:steps]`: the rows are then min(., steps)
     limits = _length_of(steps)
@@ -210,12 +212,14 @@ def _extra_rows(value: Variable, steps: Variable) -> int | None:
                 value = x
             case Apply(op=SpecifyShape(), inputs=(x, _)):
                 value = x
-            case Apply(op=Elemwise(), inputs=inputs) | Apply(op=MatMul(), inputs=inputs) if (
-                isinstance(node.op, Elemwise) or value.ndim >= 3
+            case Apply(op=Reduction(axes=axes), inputs=(x,)) if 0 not in axes:
+                value = x
+            case Apply(op=Elemwise() | MatMul(), inputs=inputs) if value.ndim >= (
+                3 if isinstance(node.op, MatMul) else 1
             ):
-                # Unknown lengths never stretch: an operand of the same rank whose first
-                # axis (elementwise, or a matrix product's first batch axis) is not a
-                # static 1 has the result's length.
+                # Unknown lengths never stretch (along a product's batch axes neither): an
+                # operand of the same rank whose first axis is not a static 1 has the
+                # result's length.
                 same = [v for v in inputs if v.ndim == value.ndim and v.type.shape[0] != 1]
                 if not same:
                     return None

@@ -250,6 +250,19 @@ def test_accumulated_outer_products_become_one_matrix_product() -> None:
                                    rng.normal(size=3)])
 
 
+def test_summed_products_of_sequence_rows_leave_no_loop() -> None:
+    """The per-step product is pushed out as one batched product over the sequences,
+    whose rows the step count is read off, so the sum needs no loop (and no check)."""
+    a, b = pt.matrix("a"), pt.matrix("b")
+    total = pt.reduce(lambda x, y, u: u + x @ y, [a[:, :, None], b[:, None, :]],
+                      pt.zeros_like(a))
+    graph = Graph([a, b], [total])
+    optimized = optimize(graph, "fast_run")
+    assert not loops_of(optimized)
+    rng = np.random.default_rng(4)
+    same_values(graph, optimized, [rng.normal(size=(4, 4)), rng.normal(size=(4, 4))])
+
+
 def test_unroll_short_constant_loops_only() -> None:
     x0 = pt.scalar("x0")
     short = Graph([x0], [pt.scan(lambda p: pt.sin(p), outputs_info=[x0], n_steps=4)])
