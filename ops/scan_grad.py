@@ -3,7 +3,7 @@
 **Reverse mode.** The pullback runs a second `Scan` the other way. It needs the carries'
 values before every step, so it reads the traces of the forward loop with every carry
 traced: that is the forward node itself when all its carries are traced already, else a
-node with the same inputs and body differing only in `traced` (`rewrite.scan` merges
+node with the same inputs and body differing only in `traced` (`rewrite.loops_merge` merges
 the two into one loop). Each backward step recomputes the forward step's body from
 those values and pulls the carries' cotangents back through it: carries of the
 backward loop are the carries' cotangents and running sums of the non-sequences'
