@@ -234,12 +234,16 @@ def _loop(draw: st.DrawFn, pool: list[Variable]) -> Loop:
 
 @st.composite
 def _alias_graphs(draw: st.DrawFn) -> tuple[list[Input], list[Variable], list[Array], bool]:
+    """Inputs, outputs and values of a graph of (3, 3) terms, and whether to compile it
+    with `parallel=True`."""
     x, y = pt.matrix("x", shape=SHAPE), pt.matrix("y", shape=SHAPE)
     inputs: list[Input] = [x, y]
     pool: list[Variable] = [x, y]
     extra_outputs: list[Variable] = []
-    for _ in range(draw(st.integers(1, 5))):
-        if draw(st.integers(0, 2)) == 0:
+    size = draw(st.integers(1, 5))
+    loop_at = draw(st.integers(0, size - 1))  # every graph has a loop, some two
+    for number in range(size):
+        if number == loop_at or draw(st.integers(0, 3)) == 0:
             finals, trace, n = draw(_loop(pool))
             pool += finals
             extra_outputs += [] if trace is None else [trace]
@@ -253,7 +257,7 @@ def _alias_graphs(draw: st.DrawFn) -> tuple[list[Input], list[Variable], list[Ar
     outputs = [pool[-1], *chosen, *extra_outputs]
     rng = np.random.default_rng(draw(st.integers(0, 2**16)))
     values: list[Array] = [rng.uniform(-1.0, 1.0, SHAPE) for _ in (x, y)]
-    values += [np.array(draw(st.sampled_from([1, 2, 7])), dtype="int32") for _ in inputs[2:]]
+    values += [np.array(draw(st.sampled_from([3, 7, 12])), dtype="int32") for _ in inputs[2:]]
     return inputs, outputs, values, draw(st.sampled_from([False, False, False, True]))
 
 
