@@ -260,7 +260,12 @@ class Scan(Op):
             carries = values[: self.n_carries]
             for trace, k in zip(traces, self.traced_carries):
                 trace.append(carries[k])
-            for trace, value in zip(ys, values[self.n_carries : self.n_carries + self.n_ys]):
+            for number, (trace, value) in enumerate(zip(ys, self.split_results(values).ys)):
+                if trace and trace[0].shape != value.shape:
+                    raise ValueError(
+                        f"Scan: per-step output {number} changed shape from {trace[0].shape} "
+                        f"to {value.shape} at step {step}; its rows must all have one shape"
+                    )
                 trace.append(value)
             executed += 1
             if self.while_loop and bool(values[-1]):

@@ -311,3 +311,16 @@ def test_compiled_last_row_after_zero_steps_is_an_index_error() -> None:
         evaluate([last], {s0: 1.0, n: 0})
     with pytest.raises(IndexError):
         function([s0, n], last)(1.0, 0)
+
+
+def test_per_step_output_changing_shape_is_an_error() -> None:
+    """Rows of one per-step output have one shape: evaluated and compiled loops raise
+    (before the check, compiled code wrote the longer row past the trace's end)."""
+    from numba_backend import function
+
+    n, x = pt.scalar("n", dtype="int64"), pt.vector("x")
+    growing = pt.scan(lambda i, x: x[: i + 1], sequences=[pt.arange(n)], non_sequences=[x])
+    with pytest.raises(ValueError, match="per-step output 0 changed shape from"):
+        evaluate([growing], {n: np.int64(3), x: np.ones(3)})
+    with pytest.raises(ValueError, match="per-step output 0 changed shape"):
+        function([n, x], growing)(3, np.ones(3))
