@@ -66,17 +66,39 @@ OPEN_DEFECTS: Mapping[str, str] = types.MappingProxyType({
         "length fails to optimize (TypeError 'replacing float64(4,) by float64(?,)', from "
         "vectorize_map and the static length); off: n_steps over sequences is an input"
     ),
+    "carries_passing_array_values": (
+        "issue 18 defect 2: compiled, an array carry that takes another carry's previous "
+        "value (a swap a, b = b[::-1] * 2, a; or the shift of an output with taps [-2, -1]) "
+        "reads a buffer the next step overwrites, so values are wrong (w @ b with a "
+        "static w gives zeros); off: array carries only read themselves through views, "
+        "array outputs only have tap -1"
+    ),
     "n_steps_longer_than_sequences": (
         "issue 18 defect 6: a sequence shorter than n_steps raises in evaluate, but once "
         "the body no longer reads it (remove_unused drops it) the loop runs anyway"
     ),
-    "rows_of_empty_traces": (
-        "issue 18 defect 6: ys[-1] of a zero-step loop raises IndexError in evaluate but "
-        "gives the initial value once optimized"
+    "rows_past_the_first_step": (
+        "issue 18 defect 6: ys[-k] of a loop that ran fewer than k steps raises "
+        "IndexError in evaluate but gives the initial value once optimized (ys[-1] after "
+        "zero steps, ys[-2] after one: keep_last_rows and final_instead_of_last_row read "
+        "the trace's initial row); off: for-loops are read only in rows they have"
+    ),
+    "negative_n_steps": (
+        "new: a negative n_steps raises ValueError in evaluate, but vectorize_map replaces "
+        "the loop and its check by a computation over the (empty) sequences"
+    ),
+    "reduce_of_static_empty_loop": (
+        "new: pt.reduce/foldl/foldr with a per-step output over a statically empty "
+        "sequence raise IndexError when built, even when only the carries are read"
     ),
     "vmap_of_zero_step_loops": (
         "new: vmap of a loop that runs zero steps drops the batch axis of its per-step "
         "outputs (shape (0, 0) where (batch, 0) is due)"
+    ),
+    "parallel": (
+        "new: compiled with parallel=True, a per-step output whose rows have unknown "
+        "lengths comes back with those lengths 0 when sliced (pt.map(pt.tanh, "
+        "sequences=[s])[:, -2:] has shape (6, 0)); off: the fuzzer compiles serially only"
     ),
     "sequence_taps_not_spanning_zero": (
         "issue 18 defect 4: sequence taps all on one side of 0 count steps and read rows "
@@ -541,8 +563,10 @@ def _numpy_scan(
             stand_ins += [] if out is None else [out.history[-1]] * len(out.taps)
         results, _ = _split(fn(*stand_ins, *shared))
         if final_only:
-            finals = [None if out is None else out.history[-1] for out in fed or [None] * len(results)]
-            return _single([_last_row([]) if f is None else f for f in finals])
+            return _single([
+                _NoLastRow() if out is None else out.history[-1]
+                for out in fed or [None] * len(results)
+            ])
         return _single([np.zeros((0, *np.shape(r)), np.asarray(r).dtype) for r in results])
     if final_only:
         return _single([
@@ -552,8 +576,18 @@ def _numpy_scan(
     return _single([np.stack(trace) for trace in traces])
 
 
-def _last_row(trace: list[Array]) -> Array:
-    return trace[-1]  # raises IndexError for an empty trace, as reading ys[-1] does
+class _NoLastRow:
+    """The last value of a per-step output that no step computed: reading it raises
+    IndexError, as reading `ys[-1]` of an empty trace does (and, as in a graph, only a
+    read raises)."""
+
+    def _raise(self, *args: object) -> Any:
+        raise IndexError("the last row of an empty trace")
+
+    __array__ = __getitem__ = __add__ = __radd__ = __mul__ = __rmul__ = _raise
+
+    def __getattr__(self, name: str) -> Any:
+        self._raise()
 
 
 def _listed(value: Any) -> list[Any]:
@@ -727,7 +761,8 @@ def programs(draw: st.DrawFn, transforms: bool = True) -> Program:
     until_kind = None
     if api in ("scan", "reduce") and draw(st.integers(0, 4)) == 0:
         until_kind = draw(st.sampled_from(["sequence", "counter"] if sequences else ["counter"]))
-    outputs = _draw_outputs(drawing, api, until_kind == "counter")
+    per_step = api in ("scan", "map") or runs > 0 or enabled("reduce_of_static_empty_loop")
+    outputs = _draw_outputs(drawing, api, until_kind == "counter", per_step)
     non_sequences = _draw_non_sequences(drawing)
     names = step_parameters(sequences, outputs, len(non_sequences))
     kinds = [drawing.named(s.source).kind for s in sequences for _ in (s.taps or (0,))]
@@ -753,7 +788,7 @@ def programs(draw: st.DrawFn, transforms: bool = True) -> Program:
         until = Expr(f"({{0}}.sum() > {threshold})", (row,), "s")
     elif until_kind == "counter":
         until = Expr(f"({{0}} >= {draw(st.integers(1, 4))})", (taps[-1],), "s")
-    readers = _draw_readers(draw, api, outputs, runs == 0)
+    readers = _draw_readers(draw, api, outputs, None if until is not None else runs)
     go_backwards = api in ("scan", "reduce", "map") and draw(st.integers(0, 3)) == 0
     loop = Loop(api, tuple(sequences), tuple(outputs), tuple(non_sequences), n_steps,
                 go_backwards, tuple(steps), until, tuple(readers))
@@ -810,7 +845,10 @@ def _draw_n_steps(
         taps = [s.taps or (0,) for s in sequences if s.source == source.name][0]
         span = max(taps[-1], 0) - min(taps[0], 0)
         cut = draw(st.sampled_from([span, span, span + 1, *(span - k for k in longer)]))
-        if source.constant or cut < 0 or source.shape[0] - cut > base and not longer:
+        steps = source.shape[0] - cut
+        if source.constant or cut < 0 or steps > base and not longer or (
+            steps < 0 and not enabled("negative_n_steps")
+        ):
             return None, base
         return f"{source.name}.shape[0] - {cut}", max(source.shape[0] - cut, 0)
     value = max(0, base + draw(st.sampled_from([0, 0, -1, -2, *longer]))) if sequences else base
@@ -818,18 +856,20 @@ def _draw_n_steps(
         how = "input"
     if how == "constant":
         return str(value), value
-    if draw(st.integers(0, 9)) == 0:
+    if draw(st.integers(0, 9)) == 0 and enabled("negative_n_steps"):
         value = -1
     drawing.sources.append(Source("n", "i", "int64", (), (), (float(value),)))
     return "n", max(value, 0)
 
 
-def _draw_outputs(drawing: _Drawing, api: Api, counter: bool) -> list[OutputSpec]:
-    """Carries (plain or with taps), per-step outputs, and a step counter for a
-    while-loop that stops on it."""
+def _draw_outputs(
+    drawing: _Drawing, api: Api, counter: bool, per_step: bool
+) -> list[OutputSpec]:
+    """Carries (plain or with taps), per-step outputs (if `per_step`), and a step
+    counter for a while-loop that stops on it."""
     draw = drawing.draw
     outputs: list[OutputSpec] = []
-    roles = ["none"] if api == "map" else ["carry", "carry", "taps", "none"]
+    roles = ["none"] if api == "map" else ["carry", "carry", "taps", *(["none"] if per_step else [])]
     for _ in range(draw(st.integers(1, 3))):
         role = draw(st.sampled_from(roles))
         kind = draw(st.sampled_from(FLOAT_KINDS))
@@ -842,7 +882,8 @@ def _draw_outputs(drawing: _Drawing, api: Api, counter: bool) -> list[OutputSpec
             dict_form = draw(st.integers(0, 4)) == 0
             outputs.append(OutputSpec(kind, source.name, (-1,) if dict_form else None))
         else:
-            taps = draw(OUTPUT_TAPS)
+            passing = kind == "s" or enabled("carries_passing_array_values")
+            taps = draw(OUTPUT_TAPS) if passing else (-1,)  # deeper taps shift carries
             depth = None if taps == (-1,) else -taps[0]  # taps [-1] take the value itself
             source = drawing.source("h", kind, depth, constant=constant, may_be_static=static)
             outputs.append(OutputSpec(kind, source.name, taps))
@@ -891,7 +932,8 @@ def _draw_steps(
         if kind == "i":
             steps.append(Expr("({0} + 1)", (own[0],), "i"))
             continue
-        same_kind_taps = [t for t in taps if t.kind == kind]
+        passing = kind == "s" or enabled("carries_passing_array_values")
+        same_kind_taps = [t for t in (taps if passing else own) if t.kind == kind]
         earlier = [
             e for e, o in zip(steps, outputs) if e.kind == kind
             and (enabled("carry_also_returned_per_step") or o.initial is None)
@@ -923,13 +965,18 @@ def _draw_steps(
     return steps
 
 
+ROWS_READ: Mapping[str, int] = {"{}[-1]": 1, "{}[0]": 1, "{}[-2]": 2, "{}[3]": 4}
+"""The rows a stacked result needs for a reader of one row not to raise."""
+
+
 def _draw_readers(
-    draw: st.DrawFn, api: Api, outputs: Sequence[OutputSpec], no_steps: bool
+    draw: st.DrawFn, api: Api, outputs: Sequence[OutputSpec], runs: int | None
 ) -> list[tuple[int, str]]:
-    """Zero to two reads of each output (unread ones are what remove_unused drops)."""
+    """Zero to two reads of each output (unread ones are what remove_unused drops);
+    `runs`: the steps a for-loop runs (None: a while-loop)."""
     templates: tuple[str, ...] = TRACE_READERS if api in ("scan", "map") else FINAL_READERS
-    if no_steps and not enabled("rows_of_empty_traces"):
-        templates = tuple(t for t in templates if not t.endswith("]") or ":" in t)
+    if runs is not None and not enabled("rows_past_the_first_step"):
+        templates = tuple(t for t in templates if ROWS_READ.get(t, 0) <= runs)
     readers: list[tuple[int, str]] = []
     for number in range(len(outputs)):
         count = draw(st.integers(0 if len(outputs) > 1 else 1, 2))
@@ -942,18 +989,22 @@ def _draw_readers(
 def _draw_transform(
     draw: st.DrawFn, program: Program, no_steps: bool, accumulates: bool
 ) -> Transform:
-    kinds: list[TransformKind] = ["none", "none", "none", "jvp"]
-    if enabled("grad_of_accumulating_carry") or not accumulates:
-        kinds.append("grad")
-    if enabled("vmap_of_zero_step_loops") or not no_steps:
-        kinds.append("vmap")
-    kind = draw(st.sampled_from(kinds))
+    """None, grad, jvp or vmap. Derivatives only of programs whose results are all
+    floats (the oracle checks the whole program, so every result must be in them)."""
     loop = program.loop
     floats = tuple(
         k for k, (output, _) in enumerate(loop.readers) if loop.outputs[output].kind != "i"
     )
+    kinds: list[TransformKind] = ["none", "none", "none"]
+    if len(floats) == len(loop.readers):
+        kinds.append("jvp")
+        if enabled("grad_of_accumulating_carry") or not accumulates:
+            kinds.append("grad")
+    if enabled("vmap_of_zero_step_loops") or not no_steps:
+        kinds.append("vmap")
+    kind = draw(st.sampled_from(kinds))
     candidates = [s for s in program.parameters if s.dtype != "int64"]
-    if kind == "none" or not floats or not candidates:
+    if kind == "none" or not candidates:
         return Transform()
     if kind == "vmap":
         batched = draw(st.sampled_from(candidates))

@@ -48,7 +48,7 @@ from rewrite.inner import map_inner_graphs
 from rewrite.pipeline import Pass, Pipeline
 from rewrite.pipelines import FAST_RUN
 from tests.graph_strategies import scaled_examples
-from tests.loop_programs import Array, Built, Program, build, model, programs
+from tests.loop_programs import Array, Built, Program, build, enabled, model, programs
 
 LOOP_FUZZ_COUNTS: Counter[str] = Counter()
 """Programs checked (uncompiled and compiled), functions compiled, and firings of each
@@ -472,7 +472,10 @@ def test_loop_programs_agree_uncompiled(drawn: list[Program]) -> None:
 
 
 @settings(max_examples=scaled_examples(0.3))
-@given(st.lists(programs(), min_size=1, max_size=4), st.sampled_from([False, False, False, True]))
+@given(
+    st.lists(programs(), min_size=1, max_size=4),
+    st.sampled_from([False, False, False, enabled("parallel")]),
+)
 def test_loop_programs_agree_compiled(drawn: list[Program], parallel: bool) -> None:
     """The compiled functions agree with the reference too (values and errors)."""
     started = time.process_time()
