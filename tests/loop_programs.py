@@ -104,6 +104,11 @@ OPEN_DEFECTS: Mapping[str, str] = types.MappingProxyType({
         "issue 18 defect 9: vmap of a while-loop whose examples stop after different "
         "steps gives wrong final values compiled (and evaluate cannot stack the traces)"
     ),
+    "derivatives_of_zero_step_loops": (
+        "new: the gradient of a zero-step loop with respect to a value its per-step "
+        "output reads is zeros in evaluate but raises ValueError once optimized (the "
+        "empty trace's unknown row lengths are taken as 0)"
+    ),
     "sequence_taps_not_spanning_zero": (
         "issue 18 defect 4: sequence taps all on one side of 0 count steps and read rows "
         "wrongly (taps=[-1] over arange(5) must give rows 0..3, taps=[2] rows 2..4)"
@@ -658,6 +663,7 @@ OUTPUT_TAPS = st.lists(st.integers(-3, -1), min_size=1, max_size=3, unique=True)
 )
 TRACE_READERS = (
     "{}[-1]", "{}", "{}[0]", "{}[:2]", "{}[-2:]", "{}.sum()", "{}[-2]", "{}[:1]", "{}[3]",
+    "{}[2]", "{}[-3]", "{}[::-1]", "{}[1:]", "{}[-3:]", "{}[1:-1].sum()",
 )
 """How a program reads a loop's stacked results (the reads the loop rewrites key on)."""
 FINAL_READERS = ("{}", "{}.sum()")
@@ -802,9 +808,11 @@ def programs(draw: st.DrawFn, transforms: bool = True) -> Program:
         vmappable = (runs > 0 or enabled("vmap_of_zero_step_loops")) and (
             until is None or enabled("vmap_of_while_loops")
         )
-        program = attrs.evolve(
-            program, transform=_draw_transform(draw, program, vmappable, accumulates)
-        )
+        differentiable = runs > 0 or enabled("derivatives_of_zero_step_loops")
+        program = attrs.evolve(program, transform=_draw_transform(
+            draw, program, vmappable, differentiable,
+            differentiable and (enabled("grad_of_accumulating_carry") or not accumulates),
+        ))
     return program
 
 
@@ -972,7 +980,9 @@ def _draw_steps(
     return steps
 
 
-ROWS_READ: Mapping[str, int] = {"{}[-1]": 1, "{}[0]": 1, "{}[-2]": 2, "{}[3]": 4}
+ROWS_READ: Mapping[str, int] = {
+    "{}[-1]": 1, "{}[0]": 1, "{}[-2]": 2, "{}[3]": 4, "{}[2]": 3, "{}[-3]": 3,
+}
 """The rows a stacked result needs for a reader of one row not to raise."""
 
 
@@ -994,19 +1004,18 @@ def _draw_readers(
 
 
 def _draw_transform(
-    draw: st.DrawFn, program: Program, vmappable: bool, accumulates: bool
+    draw: st.DrawFn, program: Program, vmappable: bool, jvp: bool, grad: bool
 ) -> Transform:
-    """None, grad, jvp or vmap. Derivatives only of programs whose results are all
-    floats (the oracle checks the whole program, so every result must be in them)."""
+    """None, grad, jvp or vmap, where allowed. Derivatives only of programs whose
+    results are all floats (the oracle checks the whole program, so every result must
+    be in them)."""
     loop = program.loop
     floats = tuple(
         k for k, (output, _) in enumerate(loop.readers) if loop.outputs[output].kind != "i"
     )
     kinds: list[TransformKind] = ["none", "none", "none"]
     if len(floats) == len(loop.readers):
-        kinds.append("jvp")
-        if enabled("grad_of_accumulating_carry") or not accumulates:
-            kinds.append("grad")
+        kinds += ["jvp"] * jvp + ["grad"] * grad
     if vmappable:
         kinds.append("vmap")
     kind = draw(st.sampled_from(kinds))

@@ -241,3 +241,14 @@ def test_parallel_per_step_rows_sliced() -> None:
     values = np.arange(12.0).reshape(6, 2) / 10
     got = function([s], ys[:, -2:], parallel=True)(values)
     np.testing.assert_allclose(got, np.tanh(values))
+
+
+@pytest.mark.xfail(strict=True, reason="new: the gradient of a zero-step loop with respect to "
+                   "a value its per-step output reads raises ValueError once optimized (an "
+                   "empty trace's unknown row lengths are taken as 0)")
+def test_grad_of_a_zero_step_loop() -> None:
+    n, z = pt.scalar("n", dtype="int64"), pt.vector("z")
+    ys = pt.scan(lambda z: z * z, outputs_info=[None], non_sequences=[z], n_steps=n)
+    gradient = pt.grad(ys.sum(), z)
+    assert evaluate([gradient], {n: np.array(0), z: np.ones(3)})[0].tolist() == [0.0, 0.0, 0.0]
+    np.testing.assert_allclose(optimized([n, z], [gradient], 0, np.ones(3))[0], np.zeros(3))
