@@ -1015,7 +1015,10 @@ def _draw_transform(
     )
     kinds: list[TransformKind] = ["none", "none", "none"]
     if len(floats) == len(loop.readers):
-        kinds += ["jvp"] * jvp + ["grad"] * grad
+        if jvp:
+            kinds.append("jvp")
+        if grad:
+            kinds.append("grad")
     if vmappable:
         kinds.append("vmap")
     kind = draw(st.sampled_from(kinds))
