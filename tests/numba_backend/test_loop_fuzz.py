@@ -458,7 +458,7 @@ def _print_counts() -> Iterator[None]:
     print(f"\nloop fuzz: {elapsed:.1f} s wall, CPU seconds {seconds}, {counts}")
 
 
-@settings(max_examples=scaled_examples(1.0))
+@settings(max_examples=scaled_examples(2.0))
 @given(st.lists(programs(), min_size=1, max_size=4))
 def test_loop_programs_agree_uncompiled(drawn: list[Program]) -> None:
     """Reference, NumPy model, each loop rule alone and fast_run agree (no compiling)."""
@@ -471,9 +471,9 @@ def test_loop_programs_agree_uncompiled(drawn: list[Program]) -> None:
     LOOP_FUZZ_SECONDS["uncompiled examples"] += time.process_time() - started
 
 
-@settings(max_examples=scaled_examples(0.3))
+@settings(max_examples=scaled_examples(0.4))
 @given(
-    st.lists(programs(), min_size=1, max_size=4),
+    st.lists(programs(), min_size=2, max_size=5),
     st.sampled_from([False, False, False, enabled("parallel")]),
 )
 def test_loop_programs_agree_compiled(drawn: list[Program], parallel: bool) -> None:
