@@ -331,7 +331,7 @@ def _unique(names: list[str]) -> list[str]:
     return result
 
 
-TransformKind = Literal["none", "grad", "jvp", "vmap"]
+TransformKind = Literal["none", "grad", "hessian", "jvp", "vmap"]
 
 
 @attrs.frozen
@@ -340,8 +340,10 @@ class Transform:
 
     grad: a cost (sum of `sin` of the float results) and its gradient with respect to
     `wrt`; `directions` are the finite-difference directions the oracle checks it along.
-    jvp: the float results' tangents for tangents `directions` (inputs) of `wrt`. vmap:
-    the program mapped over `directions[0]`, a batch of values of the input `wrt[0]`.
+    hessian: the Hessian of that cost times `directions` (inputs), as the gradient of the
+    gradient's product with them (second-order pullbacks of loops). jvp: the float
+    results' tangents for tangents `directions` (inputs) of `wrt`. vmap: the program
+    mapped over `directions[0]`, a batch of values of the input `wrt[0]`.
     """
 
     kind: TransformKind = "none"
@@ -428,7 +430,7 @@ class Program:
         transform = self.transform
         batched = transform.wrt[0] if transform.kind == "vmap" else None
         declared = [s for s in self.parameters if s.name != batched]
-        extra = list(transform.directions) if transform.kind in ("jvp", "vmap") else []
+        extra = list(transform.directions) if transform.kind not in ("none", "grad") else []
         inputs = [*declared, *extra]
         lines = [s.declaration() for s in inputs]
         lines.append(f"inputs = [{', '.join(s.name for s in inputs)}]")
@@ -444,6 +446,12 @@ class Program:
             lines.append(f"forward = {call}")
             lines.append("cost = " + " + ".join(f"pt.sin({f}).sum()" for f in floats))
             lines.append(f'outputs = [cost, *pt.grad(cost, {wrt}, disconnected_inputs="zero")]')
+        elif transform.kind == "hessian":
+            lines.append(f"forward = {call}")
+            lines.append("cost = " + " + ".join(f"pt.sin({f}).sum()" for f in floats))
+            lines.append(f'gradients = pt.grad(cost, {wrt}, disconnected_inputs="zero")')
+            along = " + ".join(f"(gradients[{k}] * {d.name}).sum()" for k, d in enumerate(extra))
+            lines.append(f'outputs = pt.grad({along}, {wrt}, disconnected_inputs="zero")')
         else:
             lines.append(f"forward = {call}")
             tangents = ", ".join(s.name for s in extra)
@@ -713,15 +721,19 @@ def _expr(draw: st.DrawFn, kind: Kind, reads: Sequence[Expr], depth: int) -> Exp
     producible = _producible({r.kind for r in reads})
     if depth <= 0 or draw(st.integers(0, 2)) == 0:
         return _leaf(draw, kind, reads)
-    options: list[tuple[str, Form]] = []
-    options += [("same", form) for form in UNARY]
-    options += [("binary", form) for form in BINARY]
-    options += [("same", Form(t, ("K",), "K")) for t in VIEWS[kind]]
-    options += [
-        ("fixed", form) for form in (*CONVERSIONS, *NESTED)
+    fitting = [
+        form for form in (*CONVERSIONS, *NESTED)
         if form.result == kind and all(k in producible for k in form.arg_kinds)
     ]
-    what, form = draw(st.sampled_from(options))
+    families: dict[str, list[tuple[str, Form]]] = {
+        "unary": [("same", form) for form in UNARY],
+        "binary": [("binary", form) for form in BINARY],
+        "view": [("same", Form(t, ("K",), "K")) for t in VIEWS[kind]],
+        "conversion": [("fixed", form) for form in fitting if form in CONVERSIONS],
+        "loop": [("fixed", form) for form in fitting if form in NESTED],
+    }
+    family = draw(st.sampled_from([name for name, found in families.items() if found]))
+    what, form = draw(st.sampled_from(families[family]))
     arg_kinds: tuple[Kind, ...]
     if what == "binary":
         smaller = [k for k in FLOAT_KINDS if k in producible and _ORDER[k] <= _ORDER[kind]]
@@ -1013,12 +1025,12 @@ def _draw_transform(
     floats = tuple(
         k for k, (output, _) in enumerate(loop.readers) if loop.outputs[output].kind != "i"
     )
-    kinds: list[TransformKind] = ["none", "none", "none"]
+    kinds: list[TransformKind] = ["none"]
     if len(floats) == len(loop.readers):
         if jvp:
             kinds.append("jvp")
         if grad:
-            kinds.append("grad")
+            kinds += ["grad", "hessian"]
     if vmappable:
         kinds.append("vmap")
     kind = draw(st.sampled_from(kinds))
@@ -1033,7 +1045,7 @@ def _draw_transform(
                        (draw(st.booleans()), *batched.static), data)
         return Transform("vmap", (batched.name,), (batch,))
     wrt = draw(st.lists(st.sampled_from(candidates), min_size=1, unique=True))
-    prefix = "d_" if kind == "grad" else "t_"
+    prefix = "t_" if kind == "jvp" else "d_"
     directions = tuple(
         attrs.evolve(s, name=prefix + s.name, data=tuple(
             draw(st.lists(QUARTERS, min_size=_size(s.shape), max_size=_size(s.shape)))

@@ -260,12 +260,15 @@ def _model_with(program: Program, values: Mapping[str, Array]) -> Outcome:
 
 EPSILON = 1e-6
 """The step of the central differences (float64 programs only)."""
+EPSILON_SECOND = 1e-4
+"""The step of the second differences (Hessians)."""
 
 
 def _check_derivatives(checked: Checked, forward: list[Array]) -> None:
     """grad: the cost against the model's, and the gradient along the directions against
-    central differences of the model's cost; jvp: the tangents against central
-    differences of the model's results."""
+    central differences of the model's cost; hessian: the Hessian along the directions
+    twice against second differences of the model's cost; jvp: the tangents against
+    central differences of the model's results."""
     program, reference = checked.program, checked.reference
     assert not isinstance(reference, Raised)
     transform = program.transform
@@ -275,26 +278,36 @@ def _check_derivatives(checked: Checked, forward: list[Array]) -> None:
         assert found is None, _report("the cost against the NumPy model", found, [program])
     if not program.float64:
         return
-    base = {s.name: s.value() for s in program.parameters}
-    shifted = [
-        model(program, {
-            name: base[name] + sign * EPSILON * direction.value()
-            for name, direction in zip(transform.wrt, transform.directions)
-        })
-        for sign in (1.0, -1.0)
-    ]
-    if transform.kind == "grad":
-        products = [g * d.value() for g, d in zip(reference[1:], transform.directions)]
-        along = sum(float(np.sum(p)) for p in products)
-        difference = (_cost(program, shifted[0]) - _cost(program, shifted[1])) / (2 * EPSILON)
-        scale = 1.0 + sum(float(np.sum(np.abs(p))) for p in products)
-        found = None if abs(difference - along) <= 1e-4 * scale else (
-            f"the gradient along the directions is {along}, the central difference {difference}"
-        )
-    else:
-        differences = [(shifted[0][k] - shifted[1][k]) / (2 * EPSILON) for k in transform.float_results]
+    directions = [d.value() for d in transform.directions]
+    step = EPSILON_SECOND if transform.kind == "hessian" else EPSILON
+    shifted = [_model_along(program, sign * step) for sign in (1.0, -1.0)]
+    if transform.kind == "jvp":
+        differences = [(shifted[0][k] - shifted[1][k]) / (2 * step) for k in transform.float_results]
         found = disagreement(reference, differences, same_error=False, tolerance=1e-4)
+    else:
+        derivatives = reference[1:] if transform.kind == "grad" else reference
+        products = [g * d for g, d in zip(derivatives, directions)]
+        along = sum(float(np.sum(p)) for p in products)
+        plus, minus = (_cost(program, s) for s in shifted)
+        if transform.kind == "grad":
+            difference = (plus - minus) / (2 * step)
+        else:
+            difference = (plus - 2 * _cost(program, forward) + minus) / step**2
+        scale = 1.0 + sum(float(np.sum(np.abs(p))) for p in products)
+        found = None if abs(difference - along) <= 1e-3 * scale else (
+            f"the {transform.kind} along the directions is {along}, the difference {difference}"
+        )
     assert found is None, _report(f"{transform.kind} against differences of the NumPy model", found, [program])
+
+
+def _model_along(program: Program, step: float) -> list[Array]:
+    """The model's results with the inputs moved by `step` times the directions."""
+    transform = program.transform
+    base = {s.name: s.value() for s in program.parameters}
+    return model(program, {
+        name: base[name] + step * direction.value()
+        for name, direction in zip(transform.wrt, transform.directions)
+    })
 
 
 def _cost(program: Program, forward: Sequence[Array]) -> float:
