@@ -1,0 +1,254 @@
+"""Minimal reproducers of the loop defects of issue 18 and of those the loop fuzzer
+(`test_loop_fuzz.py`) found, each the smallest program showing it.
+
+Every test asserts the behaviour PyTensor's and NumPy's semantics give (by hand, or by
+`evaluate` of the unoptimized graph where that is right) and is marked
+`xfail(strict=True)` while its defect is open: the list is the to-do list of the fixes,
+and a fix makes its test pass, which fails the suite until the mark (and the matching
+switch in `tests.loop_programs.OPEN_DEFECTS`, named in each reason) is removed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+import ops as pt
+from fgraph import Graph, Variable, evaluate
+from numba_backend import function
+from rewrite import optimize
+from tests.loop_programs import Array
+
+
+def optimized(inputs: Sequence[Variable], outputs: Sequence[Variable], *values: object) -> list[Array]:
+    """`evaluate` of the graph after `optimize(graph, "fast_run")`."""
+    graph = optimize(Graph(inputs, outputs), "fast_run")
+    return evaluate(list(graph.outputs), dict(zip(graph.inputs, map(np.asarray, values))))
+
+
+def compiled(inputs: Sequence[Variable], outputs: Sequence[Variable], *values: object) -> list[Array]:
+    return function(inputs, outputs)(*values)
+
+
+# --- issue 18 defect 1: a value that is both a carry and a per-step output --------------------
+@pytest.mark.xfail(strict=True, reason="issue 18 defect 1: a carry also returned per step "
+                   "(accumulate_outside removes the carry the per-step output reads)")
+def test_carry_also_returned_per_step() -> None:
+    s, a = pt.vector("s"), pt.scalar("a")
+    _, per_step = pt.scan(lambda x, c: (c + x, c + x), sequences=[s], outputs_info=[a, None])
+    want = 1.0 + np.cumsum(np.arange(4.0))
+    np.testing.assert_allclose(optimized([s, a], [per_step], np.arange(4.0), 1.0)[0], want)
+    np.testing.assert_allclose(compiled([s, a], [per_step], np.arange(4.0), 1.0)[0], want)
+
+
+@pytest.mark.xfail(strict=True, reason="issue 18 defect 1: taps=[-2, -1] with a step reading "
+                   "only tap -1 loses an input when compiled (MissingInputError)")
+def test_output_taps_with_an_ignored_tap_compile() -> None:
+    h0 = pt.vector("h0")
+    ys = pt.scan(lambda older, last: last + 1.0,
+                 outputs_info=[{"initial": h0, "taps": [-2, -1]}], n_steps=4)
+    np.testing.assert_allclose(compiled([h0], [ys], np.array([0.0, 1.0]))[0], [2.0, 3.0, 4.0, 5.0])
+
+
+@pytest.mark.xfail(strict=True, reason="issue 18 defect 1: taps=[-2, -1] over a sequence, "
+                   "the step reading only tap -1: silently wrong once optimized (remove_unused "
+                   "then accumulate_outside)")
+def test_output_taps_with_an_ignored_tap_over_a_sequence() -> None:
+    s, h0 = pt.vector("s"), pt.vector("h0")
+    ys = pt.scan(lambda x, older, last: last + x, sequences=[s],
+                 outputs_info=[{"initial": h0, "taps": [-2, -1]}])
+    np.testing.assert_allclose(
+        optimized([s, h0], [ys[-1]], np.ones(4), np.array([0.0, 1.0]))[0], 5.0
+    )
+
+
+@pytest.mark.xfail(strict=True, reason="issue 18 defect 1: grad of a carry adding a sequence "
+                   "(lambda x, p: x + p) with respect to the sequence")
+def test_grad_of_an_accumulating_carry() -> None:
+    s, a = pt.vector("s"), pt.scalar("a")
+    ys = pt.scan(lambda x, p: x + p, sequences=[s], outputs_info=[a])
+    gradient = pt.grad(ys.sum(), s)  # ys[t] = a + s[0] + ... + s[t]
+    assert evaluate([gradient], {s: np.arange(4.0), a: np.array(1.0)})[0].tolist() == [4, 3, 2, 1]
+    np.testing.assert_allclose(compiled([s, a], [gradient], np.arange(4.0), 1.0)[0], [4, 3, 2, 1])
+
+
+@pytest.mark.xfail(strict=True, reason="issue 18 defect 1: grad of a while-loop carry adding "
+                   "a term of the sequence is wrong once optimized (the fuzzer also saw a "
+                   "MissingInputError for it)")
+def test_grad_of_an_accumulating_while_loop() -> None:
+    s, c0 = pt.vector("s"), pt.scalar("c0")
+    ys = pt.scan(lambda x, c: (c + pt.tanh(x), pt.until(x > 0.625)), sequences=[s],
+                 outputs_info=[c0])
+    cost = pt.sin(ys[-2:]).sum()
+    gradient = pt.grad(cost, s)
+    values = (np.array([-1.25, -1.0, 1.5, 0.5]), np.array(1.0))
+    want = evaluate([gradient], dict(zip([s, c0], map(np.asarray, values))))[0]
+    np.testing.assert_allclose(optimized([s, c0], [gradient], *values)[0], want)
+
+
+# --- issue 18 defect 2: array carries passing values to each other (compiled) ---------------------
+@pytest.mark.xfail(strict=True, reason="issue 18 defect 2: carries swapping through a view "
+                   "are overwritten when compiled")
+def test_carries_swapping_through_a_view() -> None:
+    a0, b0 = pt.tensor("a0", shape=(2,)), pt.tensor("b0", shape=(2,))
+    a, b = pt.scan(lambda a, b: (b[::-1] * 2.0, a), outputs_info=[a0, b0], n_steps=9)
+    values = (np.array([1.0, 3.0]), np.array([10.0, 1.0]))
+    want = evaluate([a[-1], b[-1]], dict(zip([a0, b0], values)))
+    got = compiled([a0, b0], [a[-1], b[-1]], *values)
+    np.testing.assert_allclose(got[0], want[0])
+    np.testing.assert_allclose(got[1], want[1])
+
+
+@pytest.mark.xfail(strict=True, reason="issue 18 defect 2: a carry taking the previous value "
+                   "of a carry computed by a product with a static operand reads a reused "
+                   "buffer when compiled (zeros)")
+def test_carries_swapping_through_a_product() -> None:
+    a0, b0, w = pt.vector("a0"), pt.vector("b0"), pt.tensor("w", shape=(1, 1))
+    a, b = pt.scan(lambda a, b, w: (w @ b, a), outputs_info=[a0, b0], non_sequences=[w],
+                   n_steps=9)
+    got = compiled([a0, b0, w], [a[-1], b[-1]], np.array([1.0]), np.array([10.0]),
+                   np.array([[2.0]]))
+    np.testing.assert_allclose(got[0], [320.0])
+    np.testing.assert_allclose(got[1], [16.0])
+
+
+# --- issue 18 defect 4: sequence taps all on one side of 0 ------------------------------------------
+@pytest.mark.xfail(strict=True, reason="issue 18 defect 4: sequence taps without 0 count "
+                   "steps as len(s) - (max(taps) - min(taps)) and read from row 0")
+@pytest.mark.parametrize(("taps", "rows"), [([-1], [0, 1, 2, 3]), ([2], [2, 3, 4])])
+def test_sequence_taps_on_one_side_of_zero(taps: list[int], rows: list[int]) -> None:
+    s = pt.vector("s")
+    ys = pt.scan(lambda x: x * 1.0, sequences=[{"input": s, "taps": taps}])
+    assert evaluate([ys], {s: np.arange(5.0)})[0].tolist() == rows
+
+
+# --- issue 18 defect 5: constant n_steps over a longer sequence --------------------------------------
+@pytest.mark.xfail(strict=True, reason="issue 18 defect 5: a constant n_steps over a longer "
+                   "sequence fails to optimize (TypeError replacing float64(4,) by float64(?,))")
+def test_constant_n_steps_over_a_longer_sequence() -> None:
+    s = pt.vector("s")
+    ys = pt.scan(lambda x: x * 2.0, sequences=[s], n_steps=4)
+    np.testing.assert_allclose(compiled([s], [ys], np.arange(6.0))[0], [0.0, 2.0, 4.0, 6.0])
+
+
+# --- issue 18 defect 6: run-time errors a rewrite turns into values ------------------------------------
+@pytest.mark.xfail(strict=True, reason="issue 18 defect 6: a sequence shorter than n_steps "
+                   "that the body ignores: the compiled loop runs past its end")
+def test_sequence_shorter_than_n_steps_ignored_by_the_body() -> None:
+    s, n = pt.vector("s"), pt.scalar("n", dtype="int64")
+    ys = pt.scan(lambda x, c: c + 1.0, sequences=[s], outputs_info=[pt.constant(0.0)], n_steps=n)
+    with pytest.raises(ValueError):
+        evaluate([ys], {s: np.arange(3.0), n: np.array(5)})
+    with pytest.raises(ValueError):
+        compiled([s, n], [ys], np.arange(3.0), 5)
+
+
+@pytest.mark.xfail(strict=True, reason="issue 18 defect 6: ys[-1] of a zero-step loop gives "
+                   "the initial value once optimized instead of IndexError")
+def test_last_row_of_a_zero_step_loop() -> None:
+    x0, n = pt.scalar("x0"), pt.scalar("n", dtype="int64")
+    ys = pt.scan(lambda c: c + 1.0, outputs_info=[x0], n_steps=n)
+    with pytest.raises(IndexError):
+        evaluate([ys[-1]], {x0: np.array(1.0), n: np.array(0)})
+    with pytest.raises(IndexError):
+        optimized([x0, n], [ys[-1]], 1.0, 0)
+
+
+@pytest.mark.xfail(strict=True, reason="issue 18 defect 6: ys[-2] of a one-step loop gives the "
+                   "initial value once optimized (keep_last_rows reads the trace's initial row)")
+def test_row_before_the_first_step() -> None:
+    x0, n = pt.scalar("x0"), pt.scalar("n", dtype="int64")
+    ys = pt.scan(lambda c: c * 2.0, outputs_info=[x0], n_steps=n)
+    with pytest.raises(IndexError):
+        evaluate([ys[-2]], {x0: np.array(1.0), n: np.array(1)})
+    with pytest.raises(IndexError):
+        optimized([x0, n], [ys[-2]], 1.0, 1)
+
+
+# --- issue 18 defect 8: gradients through loops ----------------------------------------------------------
+@pytest.mark.xfail(strict=True, reason="issue 18 defect 8: grad through a loop never raises "
+                   "DisconnectedInputError")
+def test_grad_of_a_loop_not_reading_the_variable() -> None:
+    a, w = pt.scalar("a"), pt.scalar("w")
+    ys = pt.scan(lambda c, w: c * 2.0, outputs_info=[a], non_sequences=[w], n_steps=3)
+    with pytest.raises(pt.DisconnectedInputError):
+        pt.grad(ys[-1], w)
+
+
+# --- issue 18 defect 9: vmap of while-loops ----------------------------------------------------------------
+@pytest.mark.xfail(strict=True, reason="issue 18 defect 9: vmap of a while-loop whose examples "
+                   "stop after different steps gives wrong finals compiled")
+def test_vmap_of_a_while_loop() -> None:
+    batch = pt.matrix("batch")
+
+    def last(s: Variable) -> Variable:
+        sums: Variable = pt.scan(lambda x, c: (c + x, pt.until(x > 0.5)), sequences=[s],
+                                 outputs_info=[pt.constant(0.0)])
+        return sums[-1]
+
+    finals = pt.vmap(last)(batch)
+    assert isinstance(finals, Variable)
+    values = np.array([[0.0, 1.0, 2.0, 3.0], [0.25, 0.25, 0.25, 1.0]])
+    np.testing.assert_allclose(compiled([batch], [finals], values)[0], np.array([1.0, 1.75]))
+
+
+# --- new, found by the loop fuzzer -----------------------------------------------------------------------------
+@pytest.mark.xfail(strict=True, reason="new: a carry with a static initial shape whose step "
+                   "computes an unknown shape makes fast_run raise TypeError (unroll, "
+                   "keep_last_rows: replacing float64(1, 3) by float64(1, ?))")
+def test_static_carry_of_an_unknown_step() -> None:
+    c0, w0 = pt.tensor("c0", shape=(3,)), pt.vector("w0")
+    ys = pt.scan(lambda c, w: pt.tanh(w), outputs_info=[c0], non_sequences=[w0], n_steps=2)
+    got = compiled([c0, w0], [ys[-1]], np.zeros(3), np.arange(3.0))
+    np.testing.assert_allclose(got[0], np.tanh(np.arange(3.0)))
+
+
+@pytest.mark.xfail(strict=True, reason="new: vmap of a zero-step loop drops the batch axis of "
+                   "its per-step outputs (shape (0, 0) for (2, 0))")
+def test_vmap_of_a_zero_step_loop() -> None:
+    batch = pt.matrix("batch")
+    mapped = pt.vmap(lambda s: pt.map(lambda x: pt.tanh(x), sequences=[s]))(batch)
+    assert isinstance(mapped, Variable)
+    assert evaluate([mapped], {batch: np.zeros((2, 0))})[0].shape == (2, 0)
+
+
+@pytest.mark.xfail(strict=True, reason="new: foldl/reduce with a per-step output over a "
+                   "statically empty sequence raise IndexError when built")
+def test_fold_over_a_static_empty_sequence() -> None:
+    s, c = pt.tensor("s", shape=(0,)), pt.scalar("c")
+    _, total = pt.foldl(lambda x, c: (x * 2.0, c + x), sequences=[s], outputs_info=[None, c])
+    assert evaluate([total], {s: np.zeros(0), c: np.array(1.5)})[0] == 1.5
+
+
+@pytest.mark.xfail(strict=True, reason="new: a negative n_steps raises in evaluate, but "
+                   "vectorize_map replaces the loop by s[:n_steps], a value")
+def test_negative_n_steps_of_a_map() -> None:
+    s, n = pt.vector("s"), pt.scalar("n", dtype="int64")
+    ys = pt.scan(lambda x: pt.sin(x), sequences=[s], n_steps=n)
+    with pytest.raises(ValueError):
+        evaluate([ys], {s: np.zeros(3), n: np.array(-1)})
+    with pytest.raises(ValueError):
+        optimized([s, n], [ys], np.zeros(3), -1)
+
+
+@pytest.mark.xfail(strict=True, reason="new: with parallel=True a per-step output whose rows "
+                   "have unknown lengths comes back with them 0 when sliced")
+def test_parallel_per_step_rows_sliced() -> None:
+    s = pt.matrix("s")
+    ys = pt.map(lambda x: pt.tanh(x), sequences=[s])
+    values = np.arange(12.0).reshape(6, 2) / 10
+    got = function([s], ys[:, -2:], parallel=True)(values)
+    np.testing.assert_allclose(got, np.tanh(values))
+
+
+@pytest.mark.xfail(strict=True, reason="new: the gradient of a zero-step loop with respect to "
+                   "a value its per-step output reads raises ValueError once optimized (an "
+                   "empty trace's unknown row lengths are taken as 0)")
+def test_grad_of_a_zero_step_loop() -> None:
+    n, z = pt.scalar("n", dtype="int64"), pt.vector("z")
+    ys = pt.scan(lambda z: z * z, outputs_info=[None], non_sequences=[z], n_steps=n)
+    gradient = pt.grad(ys.sum(), z)
+    assert evaluate([gradient], {n: np.array(0), z: np.ones(3)})[0].tolist() == [0.0, 0.0, 0.0]
+    np.testing.assert_allclose(optimized([n, z], [gradient], 0, np.ones(3))[0], np.zeros(3))
