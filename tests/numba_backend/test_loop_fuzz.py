@@ -43,7 +43,12 @@ from numba_backend import function
 from ops.scan_op import Scan
 from ops.subtensor import Subtensor
 from rewrite import optimize
-from rewrite import scan as loop_rewrites
+from rewrite.engine import rewrite_graph
+from rewrite.loops import LOOP_RULES as RULE_SET
+from rewrite.loops import loop_pass
+from rewrite.loops_merge import MERGES, merge_loops
+from rewrite.loops_trace import TRACE_TRANSFORMS, trim_traces
+from rewrite.rule import RuleSet
 from rewrite.inner import map_inner_graphs
 from rewrite.pipeline import Pass, Pipeline
 from rewrite.pipelines import FAST_RUN
@@ -59,72 +64,37 @@ the uncompiled and the compiled examples, and on compiling."""
 
 
 # --- the loop rules, one at a time ------------------------------------------------------------
-Replacements = Mapping[Variable, Variable]
-MAX_ROUNDS = 200
-
-PRE_LOOPS = Pipeline("before_loops", FAST_RUN.passes[: FAST_RUN.passes.index(loop_rewrites.scan_pass)])
+PRE_LOOPS = Pipeline("before_loops", FAST_RUN.passes[: FAST_RUN.passes.index(loop_pass)])
 """The fast_run passes before its first loop pass: the loop rules see graphs as
 canonicalized as they are there."""
 
 
 @attrs.frozen
 class RuleAlone:
-    """One loop rule applied alone to a fixpoint, in loop bodies (innermost first) and in
-    the graph: `find` gives the replacements of the rule's first firing, or None."""
+    """One loop rewrite applied alone, in loop bodies (innermost first) and then in the
+    graph: a one-rule `RuleSet` run by `rewrite_graph`, one trace transformation, or one
+    merge."""
 
     name: str
-    find: Callable[[Graph], Replacements | None]
+    apply: Callable[[Graph], Graph]
 
     def __call__(self, graph: Graph) -> Graph:
-        graph = map_inner_graphs(graph, self)
-        for _ in range(MAX_ROUNDS):
-            found = self.find(graph)
-            if not found:
-                return graph
-            for old, new in found.items():
-                if not new.type.is_subtype_of(old.type):
-                    raise TypeError(f"{self.name}: replacing {old.type} by {new.type}")
-            graph = Graph(graph.inputs, rebuild(graph.outputs, found), graph.dedup_nodes)
-        raise AssertionError(f"{self.name} alone still rewrites after {MAX_ROUNDS} rounds")
-
-
-def _at_nodes(
-    transform: loop_rewrites.Transform, op_class: type
-) -> Callable[[Graph], Replacements | None]:
-    def find(graph: Graph) -> Replacements | None:
-        for node in graph.nodes:
-            if isinstance(node.op, op_class):
-                found = transform(node, graph)
-                if found:
-                    return found
-        return None
-
-    return find
-
-
-def _on_loops(
-    transform: Callable[[Sequence[Apply], Graph], Replacements | None],
-) -> Callable[[Graph], Replacements | None]:
-    def find(graph: Graph) -> Replacements | None:
-        loops = [node for node in graph.nodes if isinstance(node.op, Scan)]
-        return transform(loops, graph) if loops else None
-
-    return find
+        return self.apply(map_inner_graphs(graph, self))
 
 
 def loop_rules() -> dict[str, Pass]:
-    """Each loop rewrite rule alone, by name, as a pass. Built from the lists
-    `rewrite.scan` runs today (`NODE_TRANSFORMS` on loops, `READER_TRANSFORMS` on
-    indexing, `GRAPH_TRANSFORMS` on all loops at once); when the rules become `RuleSet`s,
-    this is the one place to repoint (a rule set holding one rule, run by
-    `rewrite_graph`, is the same pass)."""
+    """Each loop rewrite alone, by name, as a pass: the rules of `rewrite.loops.LOOP_RULES`,
+    the trace transformations of `trim_traces` and the merges of `merge_loops`."""
     rules: dict[str, Pass] = {}
-    for transform in loop_rewrites.NODE_TRANSFORMS:
-        rules[transform.__name__] = RuleAlone(transform.__name__, _at_nodes(transform, Scan))
-    for transform in loop_rewrites.READER_TRANSFORMS:
-        rules[transform.__name__] = RuleAlone(transform.__name__, _at_nodes(transform, Subtensor))
-    for graph_transform in loop_rewrites.GRAPH_TRANSFORMS:
-        rules[graph_transform.__name__] = RuleAlone(graph_transform.__name__, _on_loops(graph_transform))
+    for entry in RULE_SET.rules:
+        one = RuleSet(entry.name, (entry,))
+        rules[entry.name] = RuleAlone(entry.name, functools.partial(rewrite_graph, rules=one))
+    for transform in TRACE_TRANSFORMS:
+        name = transform.__name__
+        rules[name] = RuleAlone(name, functools.partial(trim_traces, transforms=(transform,)))
+    for merge in MERGES:
+        name = merge.__name__
+        rules[name] = RuleAlone(name, functools.partial(merge_loops, merges=(merge,)))
     return rules
 
 

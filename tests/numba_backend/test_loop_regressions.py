@@ -33,8 +33,6 @@ def compiled(inputs: Sequence[Variable], outputs: Sequence[Variable], *values: o
 
 
 # --- issue 18 defect 1: a value that is both a carry and a per-step output --------------------
-@pytest.mark.xfail(strict=True, reason="issue 18 defect 1: a carry also returned per step "
-                   "(accumulate_outside removes the carry the per-step output reads)")
 def test_carry_also_returned_per_step() -> None:
     s, a = pt.vector("s"), pt.scalar("a")
     _, per_step = pt.scan(lambda x, c: (c + x, c + x), sequences=[s], outputs_info=[a, None])
@@ -43,8 +41,6 @@ def test_carry_also_returned_per_step() -> None:
     np.testing.assert_allclose(compiled([s, a], [per_step], np.arange(4.0), 1.0)[0], want)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 18 defect 1: taps=[-2, -1] with a step reading "
-                   "only tap -1 loses an input when compiled (MissingInputError)")
 def test_output_taps_with_an_ignored_tap_compile() -> None:
     h0 = pt.vector("h0")
     ys = pt.scan(lambda older, last: last + 1.0,
@@ -52,9 +48,6 @@ def test_output_taps_with_an_ignored_tap_compile() -> None:
     np.testing.assert_allclose(compiled([h0], [ys], np.array([0.0, 1.0]))[0], [2.0, 3.0, 4.0, 5.0])
 
 
-@pytest.mark.xfail(strict=True, reason="issue 18 defect 1: taps=[-2, -1] over a sequence, "
-                   "the step reading only tap -1: silently wrong once optimized (remove_unused "
-                   "then accumulate_outside)")
 def test_output_taps_with_an_ignored_tap_over_a_sequence() -> None:
     s, h0 = pt.vector("s"), pt.vector("h0")
     ys = pt.scan(lambda x, older, last: last + x, sequences=[s],
@@ -64,8 +57,6 @@ def test_output_taps_with_an_ignored_tap_over_a_sequence() -> None:
     )
 
 
-@pytest.mark.xfail(strict=True, reason="issue 18 defect 1: grad of a carry adding a sequence "
-                   "(lambda x, p: x + p) with respect to the sequence")
 def test_grad_of_an_accumulating_carry() -> None:
     s, a = pt.vector("s"), pt.scalar("a")
     ys = pt.scan(lambda x, p: x + p, sequences=[s], outputs_info=[a])
@@ -74,9 +65,6 @@ def test_grad_of_an_accumulating_carry() -> None:
     np.testing.assert_allclose(compiled([s, a], [gradient], np.arange(4.0), 1.0)[0], [4, 3, 2, 1])
 
 
-@pytest.mark.xfail(strict=True, reason="issue 18 defect 1: grad of a while-loop carry adding "
-                   "a term of the sequence is wrong once optimized (the fuzzer also saw a "
-                   "MissingInputError for it)")
 def test_grad_of_an_accumulating_while_loop() -> None:
     s, c0 = pt.vector("s"), pt.scalar("c0")
     ys = pt.scan(lambda x, c: (c + pt.tanh(x), pt.until(x > 0.625)), sequences=[s],
@@ -89,8 +77,6 @@ def test_grad_of_an_accumulating_while_loop() -> None:
 
 
 # --- issue 18 defect 2: array carries passing values to each other (compiled) ---------------------
-@pytest.mark.xfail(strict=True, reason="issue 18 defect 2: carries swapping through a view "
-                   "are overwritten when compiled")
 def test_carries_swapping_through_a_view() -> None:
     a0, b0 = pt.tensor("a0", shape=(2,)), pt.tensor("b0", shape=(2,))
     a, b = pt.scan(lambda a, b: (b[::-1] * 2.0, a), outputs_info=[a0, b0], n_steps=9)
@@ -101,9 +87,6 @@ def test_carries_swapping_through_a_view() -> None:
     np.testing.assert_allclose(got[1], want[1])
 
 
-@pytest.mark.xfail(strict=True, reason="issue 18 defect 2: a carry taking the previous value "
-                   "of a carry computed by a product with a static operand reads a reused "
-                   "buffer when compiled (zeros)")
 def test_carries_swapping_through_a_product() -> None:
     a0, b0, w = pt.vector("a0"), pt.vector("b0"), pt.tensor("w", shape=(1, 1))
     a, b = pt.scan(lambda a, b, w: (w @ b, a), outputs_info=[a0, b0], non_sequences=[w],
@@ -115,8 +98,6 @@ def test_carries_swapping_through_a_product() -> None:
 
 
 # --- issue 18 defect 4: sequence taps all on one side of 0 ------------------------------------------
-@pytest.mark.xfail(strict=True, reason="issue 18 defect 4: sequence taps without 0 count "
-                   "steps as len(s) - (max(taps) - min(taps)) and read from row 0")
 @pytest.mark.parametrize(("taps", "rows"), [([-1], [0, 1, 2, 3]), ([2], [2, 3, 4])])
 def test_sequence_taps_on_one_side_of_zero(taps: list[int], rows: list[int]) -> None:
     s = pt.vector("s")
@@ -125,8 +106,6 @@ def test_sequence_taps_on_one_side_of_zero(taps: list[int], rows: list[int]) -> 
 
 
 # --- issue 18 defect 5: constant n_steps over a longer sequence --------------------------------------
-@pytest.mark.xfail(strict=True, reason="issue 18 defect 5: a constant n_steps over a longer "
-                   "sequence fails to optimize (TypeError replacing float64(4,) by float64(?,))")
 def test_constant_n_steps_over_a_longer_sequence() -> None:
     s = pt.vector("s")
     ys = pt.scan(lambda x: x * 2.0, sequences=[s], n_steps=4)
@@ -134,8 +113,6 @@ def test_constant_n_steps_over_a_longer_sequence() -> None:
 
 
 # --- issue 18 defect 6: run-time errors a rewrite turns into values ------------------------------------
-@pytest.mark.xfail(strict=True, reason="issue 18 defect 6: a sequence shorter than n_steps "
-                   "that the body ignores: the compiled loop runs past its end")
 def test_sequence_shorter_than_n_steps_ignored_by_the_body() -> None:
     s, n = pt.vector("s"), pt.scalar("n", dtype="int64")
     ys = pt.scan(lambda x, c: c + 1.0, sequences=[s], outputs_info=[pt.constant(0.0)], n_steps=n)
@@ -145,8 +122,6 @@ def test_sequence_shorter_than_n_steps_ignored_by_the_body() -> None:
         compiled([s, n], [ys], np.arange(3.0), 5)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 18 defect 6: ys[-1] of a zero-step loop gives "
-                   "the initial value once optimized instead of IndexError")
 def test_last_row_of_a_zero_step_loop() -> None:
     x0, n = pt.scalar("x0"), pt.scalar("n", dtype="int64")
     ys = pt.scan(lambda c: c + 1.0, outputs_info=[x0], n_steps=n)
@@ -156,8 +131,6 @@ def test_last_row_of_a_zero_step_loop() -> None:
         optimized([x0, n], [ys[-1]], 1.0, 0)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 18 defect 6: ys[-2] of a one-step loop gives the "
-                   "initial value once optimized (keep_last_rows reads the trace's initial row)")
 def test_row_before_the_first_step() -> None:
     x0, n = pt.scalar("x0"), pt.scalar("n", dtype="int64")
     ys = pt.scan(lambda c: c * 2.0, outputs_info=[x0], n_steps=n)
@@ -168,8 +141,6 @@ def test_row_before_the_first_step() -> None:
 
 
 # --- issue 18 defect 8: gradients through loops ----------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="issue 18 defect 8: grad through a loop never raises "
-                   "DisconnectedInputError")
 def test_grad_of_a_loop_not_reading_the_variable() -> None:
     a, w = pt.scalar("a"), pt.scalar("w")
     ys = pt.scan(lambda c, w: c * 2.0, outputs_info=[a], non_sequences=[w], n_steps=3)
@@ -178,8 +149,7 @@ def test_grad_of_a_loop_not_reading_the_variable() -> None:
 
 
 # --- issue 18 defect 9: vmap of while-loops ----------------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="issue 18 defect 9: vmap of a while-loop whose examples "
-                   "stop after different steps gives wrong finals compiled")
+@pytest.mark.xfail(strict=True, reason="open: scan(...)[-1] of a while-loop whose examples stop at different steps, with a step count not known to be >= 1, is refused when vectorized (a clear ValueError: the zero-step IndexError cannot be kept per example); pt.reduce reads the finals", raises=ValueError)
 def test_vmap_of_a_while_loop() -> None:
     batch = pt.matrix("batch")
 
@@ -195,9 +165,6 @@ def test_vmap_of_a_while_loop() -> None:
 
 
 # --- new, found by the loop fuzzer -----------------------------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="new: a carry with a static initial shape whose step "
-                   "computes an unknown shape makes fast_run raise TypeError (unroll, "
-                   "keep_last_rows: replacing float64(1, 3) by float64(1, ?))")
 def test_static_carry_of_an_unknown_step() -> None:
     c0, w0 = pt.tensor("c0", shape=(3,)), pt.vector("w0")
     ys = pt.scan(lambda c, w: pt.tanh(w), outputs_info=[c0], non_sequences=[w0], n_steps=2)
@@ -205,8 +172,7 @@ def test_static_carry_of_an_unknown_step() -> None:
     np.testing.assert_allclose(got[0], np.tanh(np.arange(3.0)))
 
 
-@pytest.mark.xfail(strict=True, reason="new: vmap of a zero-step loop drops the batch axis of "
-                   "its per-step outputs (shape (0, 0) for (2, 0))")
+@pytest.mark.xfail(strict=True, reason="open: a vectorized map over zero-length rows returns shape (0, 0), not (batch, 0): an empty trace takes 0 for every unknown length, the batch axis included")
 def test_vmap_of_a_zero_step_loop() -> None:
     batch = pt.matrix("batch")
     mapped = pt.vmap(lambda s: pt.map(lambda x: pt.tanh(x), sequences=[s]))(batch)
@@ -214,16 +180,13 @@ def test_vmap_of_a_zero_step_loop() -> None:
     assert evaluate([mapped], {batch: np.zeros((2, 0))})[0].shape == (2, 0)
 
 
-@pytest.mark.xfail(strict=True, reason="new: foldl/reduce with a per-step output over a "
-                   "statically empty sequence raise IndexError when built")
+@pytest.mark.xfail(strict=True, reason="open: foldl/reduce with a per-step output over a static empty sequence fails in evaluate (broadcasting an empty trace)")
 def test_fold_over_a_static_empty_sequence() -> None:
     s, c = pt.tensor("s", shape=(0,)), pt.scalar("c")
     _, total = pt.foldl(lambda x, c: (x * 2.0, c + x), sequences=[s], outputs_info=[None, c])
     assert evaluate([total], {s: np.zeros(0), c: np.array(1.5)})[0] == 1.5
 
 
-@pytest.mark.xfail(strict=True, reason="new: a negative n_steps raises in evaluate, but "
-                   "vectorize_map replaces the loop by s[:n_steps], a value")
 def test_negative_n_steps_of_a_map() -> None:
     s, n = pt.vector("s"), pt.scalar("n", dtype="int64")
     ys = pt.scan(lambda x: pt.sin(x), sequences=[s], n_steps=n)
@@ -233,8 +196,7 @@ def test_negative_n_steps_of_a_map() -> None:
         optimized([s, n], [ys], np.zeros(3), -1)
 
 
-@pytest.mark.xfail(strict=True, reason="new: with parallel=True a per-step output whose rows "
-                   "have unknown lengths comes back with them 0 when sliced")
+@pytest.mark.xfail(strict=True, reason="open: with parallel=True, a per-step output of unknown row shape, allocated inside the loop at its first step, comes out of numba's parallel lowering as the empty array allocated before the loop")
 def test_parallel_per_step_rows_sliced() -> None:
     s = pt.matrix("s")
     ys = pt.map(lambda x: pt.tanh(x), sequences=[s])
@@ -243,9 +205,7 @@ def test_parallel_per_step_rows_sliced() -> None:
     np.testing.assert_allclose(got, np.tanh(values))
 
 
-@pytest.mark.xfail(strict=True, reason="new: the gradient of a zero-step loop with respect to "
-                   "a value its per-step output reads raises ValueError once optimized (an "
-                   "empty trace's unknown row lengths are taken as 0)")
+@pytest.mark.xfail(strict=True, reason="open: the optimized gradient of a zero-step loop w.r.t. a non-sequence reads row -1 of an empty trace (IndexError) where evaluate gives zeros")
 def test_grad_of_a_zero_step_loop() -> None:
     n, z = pt.scalar("n", dtype="int64"), pt.vector("z")
     ys = pt.scan(lambda z: z * z, outputs_info=[None], non_sequences=[z], n_steps=n)
