@@ -539,7 +539,8 @@ def _numpy_scan(
     final_only: bool = False,
 ) -> Any:
     """PyTensor's `scan` over NumPy values. Tap k of a sequence with taps lo..hi reads
-    row t + k - min(lo, 0) at step t; the step count is `n_steps`, else the shortest
+    row t + k - min(lo, 0) at step t (with go_backwards, t counts the positions from the
+    last: each tap's slice is reversed, so tap -1 stays the row before tap 0's); the step count is `n_steps`, else the shortest
     sequence's len - (max(hi, 0) - min(lo, 0)); a negative count, or a sequence too
     short for it, raises ValueError. `final_only`: the last values (`reduce`), the
     initial values of fed-back outputs after zero steps."""
@@ -547,7 +548,7 @@ def _numpy_scan(
     for spec in _listed(sequences):
         data, taps = (spec["input"], spec.get("taps", [0])) if isinstance(spec, dict) else (spec, [0])
         data = np.asarray(data)
-        rows.append((data[::-1] if go_backwards else data, tuple(taps)))
+        rows.append((data, tuple(taps)))
     fed = [_fed(spec) for spec in _listed(outputs_info)]
     usable = [len(d) - (max(max(taps), 0) - min(min(taps), 0)) for d, taps in rows]
     if n_steps is None and not rows:
@@ -558,7 +559,8 @@ def _numpy_scan(
     shared = _listed(non_sequences)
 
     def arguments(t: int) -> list[Any]:
-        found = [d[t + k - min(min(taps), 0)] for d, taps in rows for k in taps]
+        found = [d[_position(t, len(d), taps, go_backwards) + k - min(min(taps), 0)]
+                 for d, taps in rows for k in taps]
         for out in fed:
             if out is not None:
                 found += [out.history[len(out.history) + k] for k in out.taps]
@@ -605,6 +607,13 @@ class _NoLastRow:
 
     def __getattr__(self, name: str) -> Any:
         self._raise()
+
+
+def _position(t: int, length: int, taps: tuple[int, ...], go_backwards: bool) -> int:
+    """The position step t reads a tapped sequence of `length` rows at."""
+    if not go_backwards:
+        return t
+    return length - (max(max(taps), 0) - min(min(taps), 0)) - 1 - t
 
 
 def _listed(value: Any) -> list[Any]:
