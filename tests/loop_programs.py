@@ -109,6 +109,11 @@ OPEN_DEFECTS: Mapping[str, str] = types.MappingProxyType({
         "output reads is zeros in evaluate but raises ValueError once optimized (the "
         "empty trace's unknown row lengths are taken as 0)"
     ),
+    "hessians": (
+        "new: a Hessian-vector product through a map of a matrix-vector product "
+        "(pt.grad of pt.grad) fails to compile: numba TypingError, the generated code "
+        "writes into a readonly array; off: no Hessians in compiled programs"
+    ),
     "sequence_taps_not_spanning_zero": (
         "issue 18 defect 4: sequence taps all on one side of 0 count steps and read rows "
         "wrongly (taps=[-1] over arange(5) must give rows 0..3, taps=[2] rows 2..4)"
@@ -118,9 +123,15 @@ OPEN_DEFECTS: Mapping[str, str] = types.MappingProxyType({
 no program using the feature while its entry is here."""
 
 
-def enabled(feature: str) -> bool:
-    """Whether the generator may draw `feature` (see `OPEN_DEFECTS`)."""
-    return feature not in OPEN_DEFECTS
+COMPILED_ONLY = frozenset({"carries_passing_array_values", "parallel", "hessians"})
+"""Switches in `OPEN_DEFECTS` whose defect only compiled code shows: programs only
+evaluated still draw them."""
+
+
+def enabled(feature: str, compiled: bool = True) -> bool:
+    """Whether the generator may draw `feature` (see `OPEN_DEFECTS`) in programs that
+    are (or are not) compiled."""
+    return feature not in OPEN_DEFECTS or (not compiled and feature in COMPILED_ONLY)
 
 
 # --- kinds of values ------------------------------------------------------------------------
@@ -681,11 +692,15 @@ FINAL_READERS = ("{}", "{}.sum()")
 class _Drawing:
     """Mutable state while drawing one program: its sources so far."""
 
-    def __init__(self, draw: st.DrawFn, dtype: str, width: int) -> None:
+    def __init__(self, draw: st.DrawFn, dtype: str, width: int, compiled: bool) -> None:
         self.draw = draw
         self.dtype = dtype
         self.width = width
+        self.compiled = compiled
         self.sources: list[Source] = []
+
+    def enabled(self, feature: str) -> bool:
+        return enabled(feature, self.compiled)
 
     def source(
         self, prefix: str, kind: Kind, lead: int | None = None, *, constant: bool = False,
@@ -772,10 +787,11 @@ def _leaf(draw: st.DrawFn, kind: Kind, reads: Sequence[Expr]) -> Expr:
 
 
 @st.composite
-def programs(draw: st.DrawFn, transforms: bool = True) -> Program:
-    """A random loop program (see the module docstring)."""
+def programs(draw: st.DrawFn, transforms: bool = True, compiled: bool = True) -> Program:
+    """A random loop program (see the module docstring); `compiled`: one the fuzzer
+    compiles (switches of defects that only compiled code shows are off)."""
     dtype = draw(st.sampled_from(["float64", "float64", "float64", "float32"]))
-    drawing = _Drawing(draw, dtype, draw(st.integers(1, 3)))
+    drawing = _Drawing(draw, dtype, draw(st.integers(1, 3)), compiled)
     api: Api = draw(st.sampled_from(["scan", "scan", "scan", "reduce", "map", "foldl", "foldr"]))
     base = draw(st.one_of(st.integers(0, 3), st.integers(4, 12)))
     sequences = _draw_sequences(drawing, api, base)
@@ -783,7 +799,7 @@ def programs(draw: st.DrawFn, transforms: bool = True) -> Program:
     until_kind = None
     if api in ("scan", "reduce") and draw(st.integers(0, 4)) == 0:
         until_kind = draw(st.sampled_from(["sequence", "counter"] if sequences else ["counter"]))
-    per_step = api in ("scan", "map") or runs > 0 or enabled("reduce_of_static_empty_loop")
+    per_step = api in ("scan", "map") or runs > 0 or drawing.enabled("reduce_of_static_empty_loop")
     outputs = _draw_outputs(drawing, api, until_kind == "counter", per_step)
     non_sequences = _draw_non_sequences(drawing)
     names = step_parameters(sequences, outputs, len(non_sequences))
@@ -802,7 +818,7 @@ def programs(draw: st.DrawFn, transforms: bool = True) -> Program:
         o if o.initial is not None or o.kind in producible else attrs.evolve(o, kind="s")
         for o in outputs
     ]
-    steps = _draw_steps(draw, outputs, taps, reads)
+    steps = _draw_steps(drawing, outputs, taps, reads)
     until = None
     if until_kind == "sequence":
         row = draw(st.sampled_from(rows))
@@ -810,20 +826,20 @@ def programs(draw: st.DrawFn, transforms: bool = True) -> Program:
         until = Expr(f"({{0}}.sum() > {threshold})", (row,), "s")
     elif until_kind == "counter":
         until = Expr(f"({{0}} >= {draw(st.integers(1, 4))})", (taps[-1],), "s")
-    readers = _draw_readers(draw, api, outputs, None if until is not None else runs)
+    readers = _draw_readers(drawing, api, outputs, None if until is not None else runs)
     go_backwards = api in ("scan", "reduce", "map") and draw(st.integers(0, 3)) == 0
     loop = Loop(api, tuple(sequences), tuple(outputs), tuple(non_sequences), n_steps,
                 go_backwards, tuple(steps), until, tuple(readers))
     program = Program(tuple(drawing.sources), loop)
     if transforms:
         accumulates = any(step.template == ACCUMULATE for step in steps)
-        vmappable = (runs > 0 or enabled("vmap_of_zero_step_loops")) and (
-            until is None or enabled("vmap_of_while_loops")
+        vmappable = (runs > 0 or drawing.enabled("vmap_of_zero_step_loops")) and (
+            until is None or drawing.enabled("vmap_of_while_loops")
         )
-        differentiable = runs > 0 or enabled("derivatives_of_zero_step_loops")
+        differentiable = runs > 0 or drawing.enabled("derivatives_of_zero_step_loops")
         program = attrs.evolve(program, transform=_draw_transform(
-            draw, program, vmappable, differentiable,
-            differentiable and (enabled("grad_of_accumulating_carry") or not accumulates),
+            drawing, program, vmappable, differentiable,
+            differentiable and (drawing.enabled("grad_of_accumulating_carry") or not accumulates),
         ))
     return program
 
@@ -840,7 +856,7 @@ def _draw_sequences(drawing: _Drawing, api: Api, base: int) -> list[SequenceSpec
         taps: tuple[int, ...] | None = None
         if draw(st.integers(0, 2)) == 0:
             taps = draw(SEQUENCE_TAPS.filter(
-                lambda t: enabled("sequence_taps_not_spanning_zero") or t[0] <= 0 <= t[-1]
+                lambda t: drawing.enabled("sequence_taps_not_spanning_zero") or t[0] <= 0 <= t[-1]
             ))
         span = 0 if taps is None else max(taps[-1], 0) - min(taps[0], 0)
         extra = draw(st.sampled_from([0, 0, 0, 1, 2]))
@@ -866,7 +882,7 @@ def _draw_n_steps(
     ))
     if how == "none":
         return None, base
-    longer = [1] if enabled("n_steps_longer_than_sequences") else []
+    longer = [1] if drawing.enabled("n_steps_longer_than_sequences") else []
     if how == "shape":
         source = drawing.named(draw(st.sampled_from([s.source for s in sequences])))
         taps = [s.taps or (0,) for s in sequences if s.source == source.name][0]
@@ -874,16 +890,16 @@ def _draw_n_steps(
         cut = draw(st.sampled_from([span, span, span + 1, *(span - k for k in longer)]))
         steps = source.shape[0] - cut
         if source.constant or cut < 0 or steps > base and not longer or (
-            steps < 0 and not enabled("negative_n_steps")
+            steps < 0 and not drawing.enabled("negative_n_steps")
         ):
             return None, base
         return f"{source.name}.shape[0] - {cut}", max(source.shape[0] - cut, 0)
     value = max(0, base + draw(st.sampled_from([0, 0, -1, -2, *longer]))) if sequences else base
-    if how == "constant" and sequences and not enabled("constant_n_steps_over_sequences"):
+    if how == "constant" and sequences and not drawing.enabled("constant_n_steps_over_sequences"):
         how = "input"
     if how == "constant":
         return str(value), value
-    if draw(st.integers(0, 9)) == 0 and enabled("negative_n_steps"):
+    if draw(st.integers(0, 9)) == 0 and drawing.enabled("negative_n_steps"):
         value = -1
     drawing.sources.append(Source("n", "i", "int64", (), (), (float(value),)))
     return "n", max(value, 0)
@@ -900,8 +916,8 @@ def _draw_outputs(
     for _ in range(draw(st.integers(1, 3))):
         role = draw(st.sampled_from(roles))
         kind = draw(st.sampled_from(FLOAT_KINDS))
-        constant = draw(st.integers(0, 7)) == 0 and enabled("static_carry_of_unknown_step")
-        static = enabled("static_carry_of_unknown_step")
+        constant = draw(st.integers(0, 7)) == 0 and drawing.enabled("static_carry_of_unknown_step")
+        static = drawing.enabled("static_carry_of_unknown_step")
         if role == "none":
             outputs.append(OutputSpec(kind, None))
         elif role == "carry":
@@ -909,7 +925,7 @@ def _draw_outputs(
             dict_form = draw(st.integers(0, 4)) == 0
             outputs.append(OutputSpec(kind, source.name, (-1,) if dict_form else None))
         else:
-            passing = kind == "s" or enabled("carries_passing_array_values")
+            passing = kind == "s" or drawing.enabled("carries_passing_array_values")
             taps = draw(OUTPUT_TAPS) if passing else (-1,)  # deeper taps shift carries
             depth = None if taps == (-1,) else -taps[0]  # taps [-1] take the value itself
             source = drawing.source("h", kind, depth, constant=constant, may_be_static=static)
@@ -944,11 +960,12 @@ def _draw_closures(drawing: _Drawing) -> list[Expr]:
 
 
 def _draw_steps(
-    draw: st.DrawFn, outputs: Sequence[OutputSpec], taps: Sequence[Expr], reads: Sequence[Expr]
+    drawing: _Drawing, outputs: Sequence[OutputSpec], taps: Sequence[Expr], reads: Sequence[Expr]
 ) -> list[Expr]:
     """What the step returns for each output: a squashed mix of what it reads, an
     accumulation, a view of a carry (swaps and permutations), the same value as an
     earlier output (a carry also returned per step), or any value (per-step outputs)."""
+    draw = drawing.draw
     taps_of: list[list[Expr]] = []
     remaining = iter(taps)
     for output in outputs:
@@ -959,16 +976,16 @@ def _draw_steps(
         if kind == "i":
             steps.append(Expr("({0} + 1)", (own[0],), "i"))
             continue
-        passing = kind == "s" or enabled("carries_passing_array_values")
+        passing = kind == "s" or drawing.enabled("carries_passing_array_values")
         same_kind_taps = [t for t in (taps if passing else own) if t.kind == kind]
         earlier = [
             e for e, o in zip(steps, outputs) if e.kind == kind
-            and (enabled("carry_also_returned_per_step") or o.initial is None)
+            and (drawing.enabled("carry_also_returned_per_step") or o.initial is None)
         ]
         templates = ["mix"]
         templates += ["raw"] if output.initial is None else []
         multi_tap = output.tap_list != (-1,)  # a carry and a per-step output of one value
-        if -1 in output.tap_list and (enabled("carry_also_returned_per_step") or not multi_tap):
+        if -1 in output.tap_list and (drawing.enabled("carry_also_returned_per_step") or not multi_tap):
             templates.append("accumulate")
         templates += ["view"] if same_kind_taps else []
         templates += ["alias"] if earlier else []
@@ -999,12 +1016,13 @@ ROWS_READ: Mapping[str, int] = {
 
 
 def _draw_readers(
-    draw: st.DrawFn, api: Api, outputs: Sequence[OutputSpec], runs: int | None
+    drawing: _Drawing, api: Api, outputs: Sequence[OutputSpec], runs: int | None
 ) -> list[tuple[int, str]]:
     """Zero to two reads of each output (unread ones are what remove_unused drops);
     `runs`: the steps a for-loop runs (None: a while-loop)."""
+    draw = drawing.draw
     templates: tuple[str, ...] = TRACE_READERS if api in ("scan", "map") else FINAL_READERS
-    if runs is not None and not enabled("rows_past_the_first_step"):
+    if runs is not None and not drawing.enabled("rows_past_the_first_step"):
         templates = tuple(t for t in templates if ROWS_READ.get(t, 0) <= runs)
     readers: list[tuple[int, str]] = []
     for number in range(len(outputs)):
@@ -1016,11 +1034,12 @@ def _draw_readers(
 
 
 def _draw_transform(
-    draw: st.DrawFn, program: Program, vmappable: bool, jvp: bool, grad: bool
+    drawing: _Drawing, program: Program, vmappable: bool, jvp: bool, grad: bool
 ) -> Transform:
     """None, grad, jvp or vmap, where allowed. Derivatives only of programs whose
     results are all floats (the oracle checks the whole program, so every result must
     be in them)."""
+    draw = drawing.draw
     loop = program.loop
     floats = tuple(
         k for k, (output, _) in enumerate(loop.readers) if loop.outputs[output].kind != "i"
@@ -1030,7 +1049,7 @@ def _draw_transform(
         if jvp:
             kinds.append("jvp")
         if grad:
-            kinds += ["grad", "hessian"]
+            kinds += ["grad", "hessian"] if drawing.enabled("hessians") else ["grad"]
     if vmappable:
         kinds.append("vmap")
     kind = draw(st.sampled_from(kinds))

@@ -472,7 +472,7 @@ def _print_counts() -> Iterator[None]:
 
 
 @settings(max_examples=scaled_examples(2.0))
-@given(st.lists(programs(), min_size=1, max_size=4))
+@given(st.lists(programs(compiled=False), min_size=1, max_size=4))
 def test_loop_programs_agree_uncompiled(drawn: list[Program]) -> None:
     """Reference, NumPy model, each loop rule alone and fast_run agree (no compiling)."""
     started = time.process_time()
@@ -507,7 +507,7 @@ def test_every_loop_rule_fires_on_drawn_programs() -> None:
     fired: Counter[str] = Counter()
 
     @settings(max_examples=150, derandomize=True, database=None, deadline=None)
-    @given(programs())
+    @given(programs(compiled=False))
     def collect(program: Program) -> None:
         try:
             built = build(program)
