@@ -161,6 +161,8 @@ class Source:
     """Per axis, whether the input's type gives the length (static length-1 axes always do)."""
     data: tuple[float, ...]
     constant: bool = False
+    computed: str | None = None
+    """For a value an earlier loop of the program computes (no data): its expression."""
 
     @property
     def type_shape(self) -> tuple[int | None, ...]:
@@ -175,7 +177,10 @@ class Source:
         return f"np.array({self.value().tolist()!r}, dtype={self.dtype!r})"
 
     def reference(self) -> str:
-        """How the program names it: a parameter, or the constant's literal."""
+        """How the program names it: a parameter, the constant's literal, or the
+        expression computing it."""
+        if self.computed is not None:
+            return self.computed
         return self.literal() if self.constant else self.name
 
     def declaration(self) -> str:
@@ -299,6 +304,9 @@ Api = Literal["scan", "map", "reduce", "foldl", "foldr"]
 
 @attrs.frozen
 class Loop:
+    results: str
+    """The prefix of the names the program gives the loop's results (`ys0`, `ys1`)."""
+    step_name: str
     api: Api
     sequences: tuple[SequenceSpec, ...]
     outputs: tuple[OutputSpec, ...]
@@ -312,6 +320,9 @@ class Loop:
     until: Expr | None
     readers: tuple[tuple[int, str], ...]
     """What the program returns: (output, template over that output of the loop)."""
+
+    def read(self) -> list[str]:
+        return [template.format(f"{self.results}{k}") for k, template in self.readers]
 
 
 def step_parameters(
@@ -351,10 +362,12 @@ class Transform:
 
     grad: a cost (sum of `sin` of the float results) and its gradient with respect to
     `wrt`; `directions` are the finite-difference directions the oracle checks it along.
-    hessian: the Hessian of that cost times `directions` (inputs), as the gradient of the
-    gradient's product with them (second-order pullbacks of loops). jvp: the float
-    results' tangents for tangents `directions` (inputs) of `wrt`. vmap: the program
-    mapped over `directions[0]`, a batch of values of the input `wrt[0]`.
+    hessian: the cost and its Hessian times `directions` (inputs), as the gradient of the
+    gradient's product with them (second-order pullbacks of loops). jvp: the results
+    and their tangents for tangents `directions` (inputs) of `wrt`. vmap: the program
+    mapped over `directions[0]`, a batch of values of the input `wrt[0]`. The results
+    (or the cost) are among the outputs, so an error computing them is one of the
+    transformed program too.
     """
 
     kind: TransformKind = "none"
@@ -368,12 +381,18 @@ class Program:
     """One drawn loop program; `str(program)` is its script."""
 
     sources: tuple[Source, ...]
-    loop: Loop
+    loops: tuple[Loop, ...]
+    """One loop, or two where the second reads results of the first."""
     transform: Transform = Transform()
 
     @property
     def parameters(self) -> tuple[Source, ...]:
-        return tuple(s for s in self.sources if not s.constant)
+        return tuple(s for s in self.sources if not s.constant and s.computed is None)
+
+    @property
+    def readers(self) -> list[tuple[Loop, int]]:
+        """What the program returns: (loop, output) per result, in order."""
+        return [(loop, output) for loop in self.loops for output, _ in loop.readers]
 
     @property
     def float64(self) -> bool:
@@ -384,12 +403,16 @@ class Program:
         return next(s for s in self.sources if s.name == name)
 
     def program_source(self) -> str:
-        loop = self.loop
+        lines = [f"def program({', '.join(s.name for s in self.parameters)}):"]
+        for loop in self.loops:
+            lines += self._loop_source(loop)
+        readers = ", ".join(text for loop in self.loops for text in loop.read())
+        lines.append(f"    return [{readers}]")
+        return "\n".join(lines) + "\n"
+
+    def _loop_source(self, loop: Loop) -> list[str]:
         names = step_parameters(loop.sequences, loop.outputs, len(loop.non_sequences))
-        lines = [
-            f"def program({', '.join(s.name for s in self.parameters)}):",
-            f"    def step({', '.join(names)}):",
-        ]
+        lines = [f"    def {loop.step_name}({', '.join(names)}):"]
         rendered: list[str] = []
         for number, expr in enumerate(loop.steps):
             text = expr.render()
@@ -402,17 +425,14 @@ class Program:
                 returned = f"({returned})"
             returned = f"{returned}, pt.until({loop.until.render()})"
         lines.append(f"        return {returned}")
-        results = ", ".join(f"ys{k}" for k in range(len(loop.outputs)))
-        lines.append(f"    {results} = {self._call()}")
-        readers = ", ".join(template.format(f"ys{k}") for k, template in loop.readers)
-        lines.append(f"    return [{readers}]")
-        return "\n".join(lines) + "\n"
+        results = ", ".join(f"{loop.results}{k}" for k in range(len(loop.outputs)))
+        lines.append(f"    {results} = {self._call(loop)}")
+        return lines
 
     def _reference(self, name: str) -> str:
         return self.source_named(name).reference()
 
-    def _call(self) -> str:
-        loop = self.loop
+    def _call(self, loop: Loop) -> str:
         ref = self._reference
         sequences = [
             ref(s.source) if s.taps is None
@@ -424,7 +444,7 @@ class Program:
             else f'{{"initial": {ref(o.initial)}, "taps": {list(o.taps)}}}'
             for o in loop.outputs
         ]
-        arguments = ["step"]
+        arguments = [loop.step_name]
         if sequences or loop.api != "scan":
             arguments.append(f"sequences=[{', '.join(sequences)}]")
         if loop.api != "map":
@@ -462,11 +482,11 @@ class Program:
             lines.append("cost = " + " + ".join(f"pt.sin({f}).sum()" for f in floats))
             lines.append(f'gradients = pt.grad(cost, {wrt}, disconnected_inputs="zero")')
             along = " + ".join(f"(gradients[{k}] * {d.name}).sum()" for k, d in enumerate(extra))
-            lines.append(f'outputs = pt.grad({along}, {wrt}, disconnected_inputs="zero")')
+            lines.append(f'outputs = [cost, *pt.grad({along}, {wrt}, disconnected_inputs="zero")]')
         else:
             lines.append(f"forward = {call}")
             tangents = ", ".join(s.name for s in extra)
-            lines.append(f"outputs = pt.jvp([{', '.join(floats)}], {wrt}, [{tangents}])")
+            lines.append(f"outputs = [*forward, *pt.jvp([{', '.join(floats)}], {wrt}, [{tangents}])]")
         return "\n".join(lines) + "\n"
 
     def source(self) -> str:
@@ -718,13 +738,22 @@ class _Drawing:
             data = tuple(first) * lead
         else:
             data = tuple(self.draw(st.lists(QUARTERS, min_size=_size(shape), max_size=_size(shape))))
-        name = f"{prefix}{sum(s.name.startswith(prefix) for s in self.sources)}"
-        made = Source(name, kind, self.dtype, shape, flags, data, constant)
+        made = Source(self.fresh_name(prefix), kind, self.dtype, shape, flags, data, constant)
         self.sources.append(made)
         return made
 
+    def fresh_name(self, prefix: str) -> str:
+        """`prefix` numbered past the sources named so already."""
+        return f"{prefix}{sum(s.name.startswith(prefix) for s in self.sources)}"
+
     def named(self, name: str) -> Source:
         return next(s for s in self.sources if s.name == name)
+
+    def use(self, source: Source) -> str:
+        """The name of `source` (a result of an earlier loop), now one of the sources."""
+        if source not in self.sources:
+            self.sources.append(source)
+        return source.name
 
 
 def _size(shape: tuple[int, ...]) -> int:
@@ -788,20 +817,88 @@ def _leaf(draw: st.DrawFn, kind: Kind, reads: Sequence[Expr]) -> Expr:
 
 @st.composite
 def programs(draw: st.DrawFn, transforms: bool = True, compiled: bool = True) -> Program:
-    """A random loop program (see the module docstring); `compiled`: one the fuzzer
-    compiles (switches of defects that only compiled code shows are off)."""
+    """A random loop program (see the module docstring): one loop, or two where the
+    second reads results of the first (a trace as a sequence, a final value as an
+    initial value or non-sequence). `compiled`: one the fuzzer compiles (switches of
+    defects that only compiled code shows are off)."""
     dtype = draw(st.sampled_from(["float64", "float64", "float64", "float32"]))
     drawing = _Drawing(draw, dtype, draw(st.integers(1, 3)), compiled)
+    drawn = [_draw_loop(drawing, "ys", "step", ())]
+    offered = _results_offered(drawing, drawn[0])
+    if offered and draw(st.integers(0, 3)) == 0:
+        drawn.append(_draw_loop(drawing, "us", "step_2", offered))
+    program = Program(tuple(drawing.sources), tuple(d.loop for d in drawn))
+    if transforms:
+        vmappable = all(
+            (d.runs > 0 or drawing.enabled("vmap_of_zero_step_loops"))
+            and (d.loop.until is None or drawing.enabled("vmap_of_while_loops"))
+            for d in drawn
+        )
+        differentiable = all(
+            d.runs > 0 or drawing.enabled("derivatives_of_zero_step_loops") for d in drawn
+        )
+        accumulates = any(
+            step.template == ACCUMULATE for d in drawn for step in d.loop.steps
+        )
+        program = attrs.evolve(program, transform=_draw_transform(
+            drawing, program, vmappable, differentiable,
+            differentiable and (drawing.enabled("grad_of_accumulating_carry") or not accumulates),
+        ))
+    return program
+
+
+@attrs.frozen
+class _Drawn:
+    """A drawn loop and the steps it runs (for a while-loop: at most)."""
+
+    loop: Loop
+    runs: int
+
+
+def _results_offered(drawing: _Drawing, first: _Drawn) -> list[Source]:
+    """Results of the first loop a second may read: the stacked float outputs of a
+    for-loop `scan` or `map` (as sequences), and the last rows of those of a loop that
+    runs steps (as initial values and non-sequences)."""
+    loop = first.loop
+    offered = []
+    if loop.api not in ("scan", "map") or loop.until is not None:
+        return []
+    for number, output in enumerate(loop.outputs):
+        if output.kind == "i":
+            continue
+        name = f"{loop.results}{number}"
+        row = row_shape(output.kind, drawing.width)
+        flags = tuple(output.kind == "r" and axis == 0 for axis in range(len(row)))
+        offered.append(Source(name, output.kind, drawing.dtype, (first.runs, *row),
+                              (False, *flags), (), computed=name))
+        if first.runs > 0:
+            offered.append(Source(f"{name}_last", output.kind, drawing.dtype, row, flags, (),
+                                  computed=f"{name}[-1]"))
+    return offered
+
+
+def _draw_loop(
+    drawing: _Drawing, results: str, step_name: str, offered: Sequence[Source]
+) -> _Drawn:
+    """One loop, reading sources of its own and `offered` results of an earlier one."""
+    draw = drawing.draw
     api: Api = draw(st.sampled_from(["scan", "scan", "scan", "reduce", "map", "foldl", "foldr"]))
+    traces = [s for s in offered if s.computed == s.name]
+    finals = [s for s in offered if s.computed != s.name]
     base = draw(st.one_of(st.integers(0, 3), st.integers(4, 12)))
-    sequences = _draw_sequences(drawing, api, base)
+    sequences = []
+    if len(traces) > 0 and draw(st.booleans()):
+        trace = draw(st.sampled_from(traces))
+        sequences.append(SequenceSpec(drawing.use(trace), None))
+        base = trace.shape[0]
+    sequences += _draw_sequences(drawing, api, base, bool(sequences))
     n_steps, runs = _draw_n_steps(drawing, api, sequences, base)
     until_kind = None
     if api in ("scan", "reduce") and draw(st.integers(0, 4)) == 0:
         until_kind = draw(st.sampled_from(["sequence", "counter"] if sequences else ["counter"]))
     per_step = api in ("scan", "map") or runs > 0 or drawing.enabled("reduce_of_static_empty_loop")
-    outputs = _draw_outputs(drawing, api, until_kind == "counter", per_step)
-    non_sequences = _draw_non_sequences(drawing)
+    outputs = _draw_outputs(drawing, api, until_kind == "counter", per_step, finals)
+    non_sequences = _draw_non_sequences(drawing, finals)
     names = step_parameters(sequences, outputs, len(non_sequences))
     kinds = [drawing.named(s.source).kind for s in sequences for _ in (s.taps or (0,))]
     n_rows = len(kinds)
@@ -812,7 +909,7 @@ def programs(draw: st.DrawFn, transforms: bool = True, compiled: bool = True) ->
     rows, taps = parameters[:n_rows], parameters[n_rows : n_rows + n_taps]
     reads = [p for p in (*parameters, *_draw_closures(drawing)) if p.kind != "i"]
     if not reads:  # a step reading nothing still needs a value to compute from
-        reads = [leaf(f"pt.constant(np.array(0.5, dtype={dtype!r}))", "s")]
+        reads = [leaf(f"pt.constant(np.array(0.5, dtype={drawing.dtype!r}))", "s")]
     producible = _producible({r.kind for r in reads})
     outputs = [
         o if o.initial is not None or o.kind in producible else attrs.evolve(o, kind="s")
@@ -828,28 +925,20 @@ def programs(draw: st.DrawFn, transforms: bool = True, compiled: bool = True) ->
         until = Expr(f"({{0}} >= {draw(st.integers(1, 4))})", (taps[-1],), "s")
     readers = _draw_readers(drawing, api, outputs, None if until is not None else runs)
     go_backwards = api in ("scan", "reduce", "map") and draw(st.integers(0, 3)) == 0
-    loop = Loop(api, tuple(sequences), tuple(outputs), tuple(non_sequences), n_steps,
-                go_backwards, tuple(steps), until, tuple(readers))
-    program = Program(tuple(drawing.sources), loop)
-    if transforms:
-        accumulates = any(step.template == ACCUMULATE for step in steps)
-        vmappable = (runs > 0 or drawing.enabled("vmap_of_zero_step_loops")) and (
-            until is None or drawing.enabled("vmap_of_while_loops")
-        )
-        differentiable = runs > 0 or drawing.enabled("derivatives_of_zero_step_loops")
-        program = attrs.evolve(program, transform=_draw_transform(
-            drawing, program, vmappable, differentiable,
-            differentiable and (drawing.enabled("grad_of_accumulating_carry") or not accumulates),
-        ))
-    return program
+    loop = Loop(results, step_name, api, tuple(sequences), tuple(outputs), tuple(non_sequences),
+                n_steps, go_backwards, tuple(steps), until, tuple(readers))
+    return _Drawn(loop, runs)
 
 
-def _draw_sequences(drawing: _Drawing, api: Api, base: int) -> list[SequenceSpec]:
+def _draw_sequences(
+    drawing: _Drawing, api: Api, base: int, have_one: bool
+) -> list[SequenceSpec]:
     """Sequences of `base` usable rows (some longer), with taps of any sign, constant
-    ones, and the same sequence passed twice."""
+    ones, and the same sequence passed twice (`have_one`: the loop has one already)."""
     draw = drawing.draw
     sequences: list[SequenceSpec] = []
-    for _ in range(draw(st.integers(1 if api in ("map", "foldl", "foldr") else 0, 2))):
+    needed = 0 if have_one or api not in ("map", "foldl", "foldr") else 1
+    for _ in range(draw(st.integers(needed, 2 - have_one))):
         if sequences and draw(st.integers(0, 3)) == 0:
             sequences.append(draw(st.sampled_from(sequences)))
             continue
@@ -901,15 +990,17 @@ def _draw_n_steps(
         return str(value), value
     if draw(st.integers(0, 9)) == 0 and drawing.enabled("negative_n_steps"):
         value = -1
-    drawing.sources.append(Source("n", "i", "int64", (), (), (float(value),)))
-    return "n", max(value, 0)
+    name = drawing.fresh_name("n")
+    drawing.sources.append(Source(name, "i", "int64", (), (), (float(value),)))
+    return name, max(value, 0)
 
 
 def _draw_outputs(
-    drawing: _Drawing, api: Api, counter: bool, per_step: bool
+    drawing: _Drawing, api: Api, counter: bool, per_step: bool, finals: Sequence[Source]
 ) -> list[OutputSpec]:
     """Carries (plain or with taps), per-step outputs (if `per_step`), and a step
-    counter for a while-loop that stops on it."""
+    counter for a while-loop that stops on it; carries may start from `finals`, results
+    of an earlier loop."""
     draw = drawing.draw
     outputs: list[OutputSpec] = []
     roles = ["none"] if api == "map" else ["carry", "carry", "taps", *(["none"] if per_step else [])]
@@ -921,7 +1012,12 @@ def _draw_outputs(
         if role == "none":
             outputs.append(OutputSpec(kind, None))
         elif role == "carry":
-            source = drawing.source("c", kind, constant=constant, may_be_static=static)
+            reusable = [f for f in finals if f.kind == kind]
+            source = (
+                draw(st.sampled_from(reusable)) if len(reusable) > 0 and draw(st.booleans())
+                else drawing.source("c", kind, constant=constant, may_be_static=static)
+            )
+            drawing.use(source)
             dict_form = draw(st.integers(0, 4)) == 0
             outputs.append(OutputSpec(kind, source.name, (-1,) if dict_form else None))
         else:
@@ -931,17 +1027,22 @@ def _draw_outputs(
             source = drawing.source("h", kind, depth, constant=constant, may_be_static=static)
             outputs.append(OutputSpec(kind, source.name, taps))
     if counter:
-        drawing.sources.append(Source("k0", "i", "int64", (), (), (0.0,), constant=True))
-        outputs.append(OutputSpec("i", "k0"))
+        zero = Source(drawing.fresh_name("k"), "i", "int64", (), (), (0.0,), constant=True)
+        drawing.sources.append(zero)
+        outputs.append(OutputSpec("i", zero.name))
     return outputs
 
 
-def _draw_non_sequences(drawing: _Drawing) -> list[str]:
+def _draw_non_sequences(drawing: _Drawing, finals: Sequence[Source]) -> list[str]:
+    """New values, the same value twice, and `finals`, results of an earlier loop."""
     draw = drawing.draw
     names: list[str] = []
     for _ in range(draw(st.integers(0, 2))):
         if names and draw(st.integers(0, 3)) == 0:  # the same value twice
             names.append(draw(st.sampled_from(names)))
+            continue
+        if finals and draw(st.integers(0, 2)) == 0:
+            names.append(drawing.use(draw(st.sampled_from(finals))))
             continue
         kind = draw(st.sampled_from(FLOAT_KINDS))
         names.append(drawing.source("w", kind, constant=draw(st.integers(0, 3)) == 0).name)
@@ -1040,12 +1141,10 @@ def _draw_transform(
     results are all floats (the oracle checks the whole program, so every result must
     be in them)."""
     draw = drawing.draw
-    loop = program.loop
-    floats = tuple(
-        k for k, (output, _) in enumerate(loop.readers) if loop.outputs[output].kind != "i"
-    )
+    readers = program.readers
+    floats = tuple(k for k, (loop, output) in enumerate(readers) if loop.outputs[output].kind != "i")
     kinds: list[TransformKind] = ["none"]
-    if len(floats) == len(loop.readers):
+    if len(floats) == len(readers):
         if jvp:
             kinds.append("jvp")
         if grad:
