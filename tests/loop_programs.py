@@ -1,11 +1,13 @@
 """Random loop programs for the differential loop fuzzer (`tests/numba_backend/test_loop_fuzz.py`).
 
 A drawn program is a frozen description (`Program`) that renders to a short Python
-script (`Program.source()`): a function `program(...)` holding one `pt.scan` (or
-`pt.map`, `pt.reduce`, `pt.foldl`, `pt.foldr`) whose step function is drawn from a small
-vocabulary, then the inputs, their values, and the transform applied to the program
-(`pt.grad`, `pt.jvp` or `pt.vmap`). `build` executes that very script with `ops` as `pt`,
-so a failure prints the program that was run, ready to paste into a regression test.
+script (`Program.source()`): a function `program(...)` holding a `pt.scan` (or `pt.map`,
+`pt.reduce`, `pt.foldl`, `pt.foldr`) whose step function is drawn from a small
+vocabulary, sometimes followed by a second loop reading the first one's results; then
+the inputs, their values, and the transform applied to the program (`pt.grad`, a
+Hessian-vector product, `pt.jvp` or `pt.vmap`). `build` executes that very script with
+`ops` as `pt`, so a failure prints the program that was run, ready to paste into a
+regression test.
 
 `model` executes the same `program` function with `pt` bound to `NUMPY_LOOPS`, a NumPy
 implementation of PyTensor's loop semantics (taps, `n_steps`, `go_backwards`, `until`):
@@ -18,12 +20,13 @@ and outputs; carries swapped, permuted or passed through views; a carry also ret
 a per-step output; per-step outputs; constant and shared sequences and non-sequences;
 closures; static and unknown lengths; 0, 1 and many steps; `n_steps` constant, symbolic
 or computed from a shape, shorter or longer than the sequences; while-loops; nested
-loops; `go_backwards`; and the readers that drive the loop rewrites (`ys[-1]`, `ys[0]`,
-`ys[:k]`, `ys[-2:]`, sums).
+loops; loops reading other loops' results; `go_backwards`; and the readers that drive
+the loop rewrites (`ys[-1]`, `ys[0]`, `ys[:k]`, `ys[-2:]`, sums).
 
 Every feature a known open defect breaks can be switched off: `OPEN_DEFECTS` names the
 switches the generator reads and the defect each one hides (its regression test is in
-`tests/numba_backend/test_loop_regressions.py`). Delete an entry once its defect is fixed.
+`tests/numba_backend/test_loop_regressions.py`); those in `COMPILED_ONLY` stay on for
+programs that are only evaluated. Delete an entry once its defect is fixed.
 
 Input values are multiples of 1/4 and while-loop thresholds sit between them, so stop
 conditions are exact in every evaluation order (and under finite differences).
