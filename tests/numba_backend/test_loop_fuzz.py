@@ -1,27 +1,32 @@
 """The differential loop fuzzer (issue 18): random loop programs (`tests.loop_programs`)
 computed every way the project computes them, which must all agree.
 
-For each drawn program (its transform, `pt.grad`, `pt.jvp` or `pt.vmap`, included):
+For each drawn program (its transform, `pt.grad`, a Hessian-vector product, `pt.jvp` or
+`pt.vmap`, included):
 
 - (a) `evaluate` of the graph as built: the reference;
 - the NumPy model of PyTensor's loop semantics (`loop_programs.model`), an oracle
-  independent of fgraph: values, and derivatives along a direction by central
-  differences;
-- (b) `evaluate` after each loop rewrite alone (`loop_rules`), on the graph the passes
-  before the loop pass leave (translation validation: every rule preserves values and
-  errors);
+  independent of fgraph: values, and derivatives along a direction by central (and,
+  for Hessians, second) differences;
+- (b) `evaluate` after each loop rewrite rule alone (`loop_rules`), on the graph the
+  passes before the loop pass leave and on that graph once `remove_unused` ran
+  (translation validation: every rule preserves values and errors);
 - (c) `evaluate` after `optimize(graph, "fast_run")`;
-- (d) the compiled function (some examples also with `parallel=True`).
+- (d) the compiled function (also with `parallel=True`, once its open defect is fixed:
+  see `OPEN_DEFECTS`).
 
 Errors must match errors: where the reference raises ValueError or IndexError the others
 raise the same class, and a rewrite never turns an error into a value (nor a value into
-an error).
+an error). A rewrite that builds a broken graph (a missing input, a TypeError) or code
+numba rejects fails the test as such.
 
 Throughput: an example holds several programs; those the reference computes are
 compiled as the outputs of one function and the erroring ones one by one (an error ends
 the whole call). A disagreement of a group is narrowed to the program that shows it
-alone. The uncompiled checks (everything but (d)) also run on more programs of their
-own. `LOOP_FUZZ_COUNTS` counts what was checked; the module prints it at its end (`-s`).
+alone. The uncompiled checks (everything but (d)) run on more programs of their own.
+`LOOP_FUZZ_COUNTS` counts what was checked; the module prints it at its end (`-s`).
+`test_every_loop_rule_fires_on_drawn_programs` keeps the translation validation from
+being empty.
 """
 
 from __future__ import annotations
