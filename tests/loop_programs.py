@@ -323,6 +323,8 @@ class Loop:
     until: Expr | None
     readers: tuple[tuple[int, str], ...]
     """What the program returns: (output, template over that output of the loop)."""
+    truncate_gradient: int = -1
+    """`scan`'s: the steps gradients flow back through (-1: all)."""
 
     def read(self) -> list[str]:
         return [template.format(f"{self.results}{k}") for k, template in self.readers]
@@ -398,6 +400,12 @@ class Program:
         return [(loop, output) for loop in self.loops for output, _ in loop.readers]
 
     @property
+    def exact_derivatives(self) -> bool:
+        """Whether its derivatives are those of the function it computes (no
+        `truncate_gradient`), so differences of the model check them."""
+        return all(loop.truncate_gradient == -1 for loop in self.loops)
+
+    @property
     def float64(self) -> bool:
         """Whether its float values are float64 (where differences are accurate)."""
         return all(s.dtype == "float64" for s in self.sources if s.kind != "i")
@@ -458,6 +466,8 @@ class Program:
             arguments.append(f"n_steps={loop.n_steps}")
         if loop.go_backwards:
             arguments.append("go_backwards=True")
+        if loop.truncate_gradient != -1:
+            arguments.append(f"truncate_gradient={loop.truncate_gradient}")
         return f"pt.{loop.api}({', '.join(arguments)})"
 
     def harness_source(self) -> str:
@@ -571,12 +581,14 @@ def _numpy_scan(
     n_steps: Any = None,
     go_backwards: bool = False,
     final_only: bool = False,
+    truncate_gradient: int = -1,
 ) -> Any:
     """PyTensor's `scan` over NumPy values. Tap k of a sequence with taps lo..hi reads
     row t + k - min(lo, 0) at step t; the step count is `n_steps`, else the shortest
     sequence's len - (max(hi, 0) - min(lo, 0)); a negative count, or a sequence too
     short for it, raises ValueError. `final_only`: the last values (`reduce`), the
-    initial values of fed-back outputs after zero steps."""
+    initial values of fed-back outputs after zero steps. `truncate_gradient` changes
+    derivatives only, which the model does not compute."""
     rows: list[tuple[Array, tuple[int, ...]]] = []
     for spec in _listed(sequences):
         data, taps = (spec["input"], spec.get("taps", [0])) if isinstance(spec, dict) else (spec, [0])
@@ -928,8 +940,9 @@ def _draw_loop(
         until = Expr(f"({{0}} >= {draw(st.integers(1, 4))})", (taps[-1],), "s")
     readers = _draw_readers(drawing, api, outputs, None if until is not None else runs)
     go_backwards = api in ("scan", "reduce", "map") and draw(st.integers(0, 3)) == 0
+    truncate = draw(st.integers(1, 3)) if api == "scan" and draw(st.integers(0, 5)) == 0 else -1
     loop = Loop(results, step_name, api, tuple(sequences), tuple(outputs), tuple(non_sequences),
-                n_steps, go_backwards, tuple(steps), until, tuple(readers))
+                n_steps, go_backwards, tuple(steps), until, tuple(readers), truncate)
     return _Drawn(loop, runs)
 
 
