@@ -76,6 +76,12 @@ OPEN_DEFECTS: Mapping[str, str] = types.MappingProxyType({
         "static w gives zeros); off: array carries only read themselves through views, "
         "array outputs only have tap -1"
     ),
+    "accumulation_read_elsewhere": (
+        "new (defect 1's cause): accumulate_outside removes a carry acc' = acc + x whose "
+        "sum another step value also reads (foldl(lambda x, acc, o: (acc + x, "
+        "pt.tanh(acc + x)))), which then reads a removed carry: wrong values; off: such "
+        "sums are squashed (no longer accumulations)"
+    ),
     "n_steps_longer_than_sequences": (
         "issue 18 defect 6: a sequence shorter than n_steps raises in evaluate, but once "
         "the body no longer reads it (remove_unused drops it) the loop runs anyway"
@@ -976,14 +982,16 @@ def _draw_sequences(
 def _draw_n_steps(
     drawing: _Drawing, api: Api, sequences: Sequence[SequenceSpec], base: int
 ) -> tuple[str | None, int]:
-    """No `n_steps` (the sequences decide), a constant, an int64 input, or a shape
-    expression; with sequences, it may be shorter or longer than they are. Also the
-    steps the loop runs (when it runs; a while-loop may stop earlier)."""
+    """No `n_steps` (the sequences decide), a constant, a constant only rewriting finds
+    (what static_length turns into the loop's static length), an int64 input, or a
+    shape expression; with sequences, it may be shorter or longer than they are. Also
+    the steps the loop runs (when it runs; a while-loop may stop earlier)."""
     draw = drawing.draw
     if api in ("map", "foldl", "foldr"):
         return None, base
     how = draw(st.sampled_from(
-        ["none", "none", "none", "shape", "constant", "input"] if sequences else ["constant", "input"]
+        ["none", "none", "none", "shape", "constant", "folded", "input"] if sequences
+        else ["constant", "folded", "input"]
     ))
     if how == "none":
         return None, base
@@ -1000,10 +1008,14 @@ def _draw_n_steps(
             return None, base
         return f"{source.name}.shape[0] - {cut}", max(source.shape[0] - cut, 0)
     value = max(0, base + draw(st.sampled_from([0, 0, -1, -2, *longer]))) if sequences else base
-    if how == "constant" and sequences and not drawing.enabled("constant_n_steps_over_sequences"):
+    if how in ("constant", "folded") and sequences and not drawing.enabled(
+        "constant_n_steps_over_sequences"
+    ):
         how = "input"
     if how == "constant":
         return str(value), value
+    if how == "folded":
+        return f"pt.constant({value}) * 1", value
     if draw(st.integers(0, 9)) == 0 and drawing.enabled("negative_n_steps"):
         value = -1
     name = drawing.fresh_name("n")
@@ -1123,7 +1135,27 @@ def _draw_steps(
             steps.append(Expr(draw(st.sampled_from(["{0}", *VIEWS[kind]])), (viewed,), kind))
         else:
             steps.append(draw(st.sampled_from(earlier)))
+    if not drawing.enabled("accumulation_read_elsewhere"):
+        steps = [_squashed_if_shared(step, steps) for step in steps]
     return steps
+
+
+def _squashed_if_shared(step: Expr, steps: Sequence[Expr]) -> Expr:
+    """An accumulation another step value also reads (the same sum, so the same graph
+    node) squashed into an ordinary value."""
+    if step.template != ACCUMULATE:
+        return step
+    sums = {ACCUMULATE, "({0} + {1})"}
+    for other in steps:
+        if other is step:
+            continue
+        pending = [other]
+        while pending:
+            expr = pending.pop()
+            if expr.template in sums and expr.args == step.args:
+                return Expr("pt.tanh({0})", (step,), step.kind)
+            pending.extend(expr.args)
+    return step
 
 
 ROWS_READ: Mapping[str, int] = {

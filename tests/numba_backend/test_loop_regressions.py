@@ -266,3 +266,15 @@ def test_hessian_of_a_map_compiles() -> None:
     want = np.tile(2 * values[1].T @ values[1] @ np.ones(2), (5, 1))
     assert np.allclose(evaluate([hessian_sum], dict(zip([s, w], values)))[0], want)
     np.testing.assert_allclose(compiled([s, w], [hessian_sum], *values)[0], want)
+
+
+@pytest.mark.xfail(strict=True, reason="new (defect 1's cause): accumulate_outside removes a "
+                   "carry acc' = acc + x whose sum another carry's step also reads")
+def test_accumulation_read_by_another_carry() -> None:
+    s, a, b = pt.vector("s"), pt.scalar("a"), pt.scalar("b")
+    _, squashed = pt.foldl(lambda x, acc, other: (acc + x, pt.tanh(acc + x)), sequences=[s],
+                           outputs_info=[a, b])
+    want = np.tanh(1.0 + np.arange(4.0).sum())
+    assert np.isclose(evaluate([squashed], {s: np.arange(4.0), a: np.array(1.0),
+                                            b: np.array(0.0)})[0], want)
+    np.testing.assert_allclose(optimized([s, a, b], [squashed], np.arange(4.0), 1.0, 0.0)[0], want)
