@@ -498,7 +498,7 @@ def test_loop_programs_agree_uncompiled(drawn: list[Program]) -> None:
     LOOP_FUZZ_SECONDS["uncompiled examples"] += time.process_time() - started
 
 
-@settings(max_examples=scaled_examples(0.4))
+@settings(max_examples=scaled_examples(0.3))
 @given(
     st.lists(programs(), min_size=2, max_size=5),
     st.sampled_from([False, False, False, enabled("parallel")]),
