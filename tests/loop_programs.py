@@ -1,11 +1,13 @@
 """Random loop programs for the differential loop fuzzer (`tests/numba_backend/test_loop_fuzz.py`).
 
 A drawn program is a frozen description (`Program`) that renders to a short Python
-script (`Program.source()`): a function `program(...)` holding one `pt.scan` (or
-`pt.map`, `pt.reduce`, `pt.foldl`, `pt.foldr`) whose step function is drawn from a small
-vocabulary, then the inputs, their values, and the transform applied to the program
-(`pt.grad`, `pt.jvp` or `pt.vmap`). `build` executes that very script with `ops` as `pt`,
-so a failure prints the program that was run, ready to paste into a regression test.
+script (`Program.source()`): a function `program(...)` holding a `pt.scan` (or `pt.map`,
+`pt.reduce`, `pt.foldl`, `pt.foldr`) whose step function is drawn from a small
+vocabulary, sometimes followed by a second loop reading the first one's results; then
+the inputs, their values, and the transform applied to the program (`pt.grad`, a
+Hessian-vector product, `pt.jvp` or `pt.vmap`). `build` executes that very script with
+`ops` as `pt`, so a failure prints the program that was run, ready to paste into a
+regression test.
 
 `model` executes the same `program` function with `pt` bound to `NUMPY_LOOPS`, a NumPy
 implementation of PyTensor's loop semantics (taps, `n_steps`, `go_backwards`, `until`):
@@ -18,12 +20,13 @@ and outputs; carries swapped, permuted or passed through views; a carry also ret
 a per-step output; per-step outputs; constant and shared sequences and non-sequences;
 closures; static and unknown lengths; 0, 1 and many steps; `n_steps` constant, symbolic
 or computed from a shape, shorter or longer than the sequences; while-loops; nested
-loops; `go_backwards`; and the readers that drive the loop rewrites (`ys[-1]`, `ys[0]`,
-`ys[:k]`, `ys[-2:]`, sums).
+loops; loops reading other loops' results; `go_backwards`; and the readers that drive
+the loop rewrites (`ys[-1]`, `ys[0]`, `ys[:k]`, `ys[-2:]`, sums).
 
 Every feature a known open defect breaks can be switched off: `OPEN_DEFECTS` names the
 switches the generator reads and the defect each one hides (its regression test is in
-`tests/numba_backend/test_loop_regressions.py`). Delete an entry once its defect is fixed.
+`tests/numba_backend/test_loop_regressions.py`); those in `COMPILED_ONLY` stay on for
+programs that are only evaluated. Delete an entry once its defect is fixed.
 
 Input values are multiples of 1/4 and while-loop thresholds sit between them, so stop
 conditions are exact in every evaluation order (and under finite differences).
@@ -73,6 +76,12 @@ OPEN_DEFECTS: Mapping[str, str] = types.MappingProxyType({
         "static w gives zeros); off: array carries only read themselves through views, "
         "array outputs only have tap -1"
     ),
+    "accumulation_read_elsewhere": (
+        "new (defect 1's cause): accumulate_outside removes a carry acc' = acc + x whose "
+        "sum another step value also reads (foldl(lambda x, acc, o: (acc + x, "
+        "pt.tanh(acc + x)))), which then reads a removed carry: wrong values; off: such "
+        "sums are squashed (no longer accumulations)"
+    ),
     "n_steps_longer_than_sequences": (
         "issue 18 defect 6: a sequence shorter than n_steps raises in evaluate, but once "
         "the body no longer reads it (remove_unused drops it) the loop runs anyway"
@@ -118,9 +127,15 @@ OPEN_DEFECTS: Mapping[str, str] = types.MappingProxyType({
 no program using the feature while its entry is here."""
 
 
-def enabled(feature: str) -> bool:
-    """Whether the generator may draw `feature` (see `OPEN_DEFECTS`)."""
-    return feature not in OPEN_DEFECTS
+COMPILED_ONLY = frozenset({"carries_passing_array_values", "parallel"})
+"""Switches in `OPEN_DEFECTS` whose defect only compiled code shows: programs only
+evaluated still draw them."""
+
+
+def enabled(feature: str, compiled: bool = True) -> bool:
+    """Whether the generator may draw `feature` (see `OPEN_DEFECTS`) in programs that
+    are (or are not) compiled."""
+    return feature not in OPEN_DEFECTS or (not compiled and feature in COMPILED_ONLY)
 
 
 # --- kinds of values ------------------------------------------------------------------------
@@ -150,6 +165,8 @@ class Source:
     """Per axis, whether the input's type gives the length (static length-1 axes always do)."""
     data: tuple[float, ...]
     constant: bool = False
+    computed: str | None = None
+    """For a value an earlier loop of the program computes (no data): its expression."""
 
     @property
     def type_shape(self) -> tuple[int | None, ...]:
@@ -164,7 +181,10 @@ class Source:
         return f"np.array({self.value().tolist()!r}, dtype={self.dtype!r})"
 
     def reference(self) -> str:
-        """How the program names it: a parameter, or the constant's literal."""
+        """How the program names it: a parameter, the constant's literal, or the
+        expression computing it."""
+        if self.computed is not None:
+            return self.computed
         return self.literal() if self.constant else self.name
 
     def declaration(self) -> str:
@@ -288,6 +308,9 @@ Api = Literal["scan", "map", "reduce", "foldl", "foldr"]
 
 @attrs.frozen
 class Loop:
+    results: str
+    """The prefix of the names the program gives the loop's results (`ys0`, `ys1`)."""
+    step_name: str
     api: Api
     sequences: tuple[SequenceSpec, ...]
     outputs: tuple[OutputSpec, ...]
@@ -301,6 +324,11 @@ class Loop:
     until: Expr | None
     readers: tuple[tuple[int, str], ...]
     """What the program returns: (output, template over that output of the loop)."""
+    truncate_gradient: int = -1
+    """`scan`'s: the steps gradients flow back through (-1: all)."""
+
+    def read(self) -> list[str]:
+        return [template.format(f"{self.results}{k}") for k, template in self.readers]
 
 
 def step_parameters(
@@ -340,10 +368,12 @@ class Transform:
 
     grad: a cost (sum of `sin` of the float results) and its gradient with respect to
     `wrt`; `directions` are the finite-difference directions the oracle checks it along.
-    hessian: the Hessian of that cost times `directions` (inputs), as the gradient of the
-    gradient's product with them (second-order pullbacks of loops). jvp: the float
-    results' tangents for tangents `directions` (inputs) of `wrt`. vmap: the program
-    mapped over `directions[0]`, a batch of values of the input `wrt[0]`.
+    hessian: the cost and its Hessian times `directions` (inputs), as the gradient of the
+    gradient's product with them (second-order pullbacks of loops). jvp: the results
+    and their tangents for tangents `directions` (inputs) of `wrt`. vmap: the program
+    mapped over `directions[0]`, a batch of values of the input `wrt[0]`. The results
+    (or the cost) are among the outputs, so an error computing them is one of the
+    transformed program too.
     """
 
     kind: TransformKind = "none"
@@ -357,12 +387,24 @@ class Program:
     """One drawn loop program; `str(program)` is its script."""
 
     sources: tuple[Source, ...]
-    loop: Loop
+    loops: tuple[Loop, ...]
+    """One loop, or two where the second reads results of the first."""
     transform: Transform = Transform()
 
     @property
     def parameters(self) -> tuple[Source, ...]:
-        return tuple(s for s in self.sources if not s.constant)
+        return tuple(s for s in self.sources if not s.constant and s.computed is None)
+
+    @property
+    def readers(self) -> list[tuple[Loop, int]]:
+        """What the program returns: (loop, output) per result, in order."""
+        return [(loop, output) for loop in self.loops for output, _ in loop.readers]
+
+    @property
+    def exact_derivatives(self) -> bool:
+        """Whether its derivatives are those of the function it computes (no
+        `truncate_gradient`), so differences of the model check them."""
+        return all(loop.truncate_gradient == -1 for loop in self.loops)
 
     @property
     def float64(self) -> bool:
@@ -373,12 +415,16 @@ class Program:
         return next(s for s in self.sources if s.name == name)
 
     def program_source(self) -> str:
-        loop = self.loop
+        lines = [f"def program({', '.join(s.name for s in self.parameters)}):"]
+        for loop in self.loops:
+            lines += self._loop_source(loop)
+        readers = ", ".join(text for loop in self.loops for text in loop.read())
+        lines.append(f"    return [{readers}]")
+        return "\n".join(lines) + "\n"
+
+    def _loop_source(self, loop: Loop) -> list[str]:
         names = step_parameters(loop.sequences, loop.outputs, len(loop.non_sequences))
-        lines = [
-            f"def program({', '.join(s.name for s in self.parameters)}):",
-            f"    def step({', '.join(names)}):",
-        ]
+        lines = [f"    def {loop.step_name}({', '.join(names)}):"]
         rendered: list[str] = []
         for number, expr in enumerate(loop.steps):
             text = expr.render()
@@ -391,17 +437,14 @@ class Program:
                 returned = f"({returned})"
             returned = f"{returned}, pt.until({loop.until.render()})"
         lines.append(f"        return {returned}")
-        results = ", ".join(f"ys{k}" for k in range(len(loop.outputs)))
-        lines.append(f"    {results} = {self._call()}")
-        readers = ", ".join(template.format(f"ys{k}") for k, template in loop.readers)
-        lines.append(f"    return [{readers}]")
-        return "\n".join(lines) + "\n"
+        results = ", ".join(f"{loop.results}{k}" for k in range(len(loop.outputs)))
+        lines.append(f"    {results} = {self._call(loop)}")
+        return lines
 
     def _reference(self, name: str) -> str:
         return self.source_named(name).reference()
 
-    def _call(self) -> str:
-        loop = self.loop
+    def _call(self, loop: Loop) -> str:
         ref = self._reference
         sequences = [
             ref(s.source) if s.taps is None
@@ -413,7 +456,7 @@ class Program:
             else f'{{"initial": {ref(o.initial)}, "taps": {list(o.taps)}}}'
             for o in loop.outputs
         ]
-        arguments = ["step"]
+        arguments = [loop.step_name]
         if sequences or loop.api != "scan":
             arguments.append(f"sequences=[{', '.join(sequences)}]")
         if loop.api != "map":
@@ -424,6 +467,8 @@ class Program:
             arguments.append(f"n_steps={loop.n_steps}")
         if loop.go_backwards:
             arguments.append("go_backwards=True")
+        if loop.truncate_gradient != -1:
+            arguments.append(f"truncate_gradient={loop.truncate_gradient}")
         return f"pt.{loop.api}({', '.join(arguments)})"
 
     def harness_source(self) -> str:
@@ -451,11 +496,11 @@ class Program:
             lines.append("cost = " + " + ".join(f"pt.sin({f}).sum()" for f in floats))
             lines.append(f'gradients = pt.grad(cost, {wrt}, disconnected_inputs="zero")')
             along = " + ".join(f"(gradients[{k}] * {d.name}).sum()" for k, d in enumerate(extra))
-            lines.append(f'outputs = pt.grad({along}, {wrt}, disconnected_inputs="zero")')
+            lines.append(f'outputs = [cost, *pt.grad({along}, {wrt}, disconnected_inputs="zero")]')
         else:
             lines.append(f"forward = {call}")
             tangents = ", ".join(s.name for s in extra)
-            lines.append(f"outputs = pt.jvp([{', '.join(floats)}], {wrt}, [{tangents}])")
+            lines.append(f"outputs = [*forward, *pt.jvp([{', '.join(floats)}], {wrt}, [{tangents}])]")
         return "\n".join(lines) + "\n"
 
     def source(self) -> str:
@@ -537,13 +582,15 @@ def _numpy_scan(
     n_steps: Any = None,
     go_backwards: bool = False,
     final_only: bool = False,
+    truncate_gradient: int = -1,
 ) -> Any:
     """PyTensor's `scan` over NumPy values. Tap k of a sequence with taps lo..hi reads
     row t + k - min(lo, 0) at step t (with go_backwards, t counts the positions from the
     last: each tap's slice is reversed, so tap -1 stays the row before tap 0's); the step count is `n_steps`, else the shortest
     sequence's len - (max(hi, 0) - min(lo, 0)); a negative count, or a sequence too
     short for it, raises ValueError. `final_only`: the last values (`reduce`), the
-    initial values of fed-back outputs after zero steps."""
+    initial values of fed-back outputs after zero steps. `truncate_gradient` changes
+    derivatives only, which the model does not compute."""
     rows: list[tuple[Array, tuple[int, ...]]] = []
     for spec in _listed(sequences):
         data, taps = (spec["input"], spec.get("taps", [0])) if isinstance(spec, dict) else (spec, [0])
@@ -690,11 +737,15 @@ FINAL_READERS = ("{}", "{}.sum()")
 class _Drawing:
     """Mutable state while drawing one program: its sources so far."""
 
-    def __init__(self, draw: st.DrawFn, dtype: str, width: int) -> None:
+    def __init__(self, draw: st.DrawFn, dtype: str, width: int, compiled: bool) -> None:
         self.draw = draw
         self.dtype = dtype
         self.width = width
+        self.compiled = compiled
         self.sources: list[Source] = []
+
+    def enabled(self, feature: str) -> bool:
+        return enabled(feature, self.compiled)
 
     def source(
         self, prefix: str, kind: Kind, lead: int | None = None, *, constant: bool = False,
@@ -712,13 +763,22 @@ class _Drawing:
             data = tuple(first) * lead
         else:
             data = tuple(self.draw(st.lists(QUARTERS, min_size=_size(shape), max_size=_size(shape))))
-        name = f"{prefix}{sum(s.name.startswith(prefix) for s in self.sources)}"
-        made = Source(name, kind, self.dtype, shape, flags, data, constant)
+        made = Source(self.fresh_name(prefix), kind, self.dtype, shape, flags, data, constant)
         self.sources.append(made)
         return made
 
+    def fresh_name(self, prefix: str) -> str:
+        """`prefix` numbered past the sources named so already."""
+        return f"{prefix}{sum(s.name.startswith(prefix) for s in self.sources)}"
+
     def named(self, name: str) -> Source:
         return next(s for s in self.sources if s.name == name)
+
+    def use(self, source: Source) -> str:
+        """The name of `source` (a result of an earlier loop), now one of the sources."""
+        if source not in self.sources:
+            self.sources.append(source)
+        return source.name
 
 
 def _size(shape: tuple[int, ...]) -> int:
@@ -781,20 +841,89 @@ def _leaf(draw: st.DrawFn, kind: Kind, reads: Sequence[Expr]) -> Expr:
 
 
 @st.composite
-def programs(draw: st.DrawFn, transforms: bool = True) -> Program:
-    """A random loop program (see the module docstring)."""
+def programs(draw: st.DrawFn, transforms: bool = True, compiled: bool = True) -> Program:
+    """A random loop program (see the module docstring): one loop, or two where the
+    second reads results of the first (a trace as a sequence, a final value as an
+    initial value or non-sequence). `compiled`: one the fuzzer compiles (switches of
+    defects that only compiled code shows are off)."""
     dtype = draw(st.sampled_from(["float64", "float64", "float64", "float32"]))
-    drawing = _Drawing(draw, dtype, draw(st.integers(1, 3)))
+    drawing = _Drawing(draw, dtype, draw(st.integers(1, 3)), compiled)
+    drawn = [_draw_loop(drawing, "ys", "step", ())]
+    offered = _results_offered(drawing, drawn[0])
+    if offered and draw(st.integers(0, 3)) == 0:
+        drawn.append(_draw_loop(drawing, "us", "step_2", offered))
+    program = Program(tuple(drawing.sources), tuple(d.loop for d in drawn))
+    if transforms:
+        vmappable = all(
+            (d.runs > 0 or drawing.enabled("vmap_of_zero_step_loops"))
+            and (d.loop.until is None or drawing.enabled("vmap_of_while_loops"))
+            for d in drawn
+        )
+        differentiable = all(
+            d.runs > 0 or drawing.enabled("derivatives_of_zero_step_loops") for d in drawn
+        )
+        accumulates = any(
+            step.template == ACCUMULATE for d in drawn for step in d.loop.steps
+        )
+        program = attrs.evolve(program, transform=_draw_transform(
+            drawing, program, vmappable, differentiable,
+            differentiable and (drawing.enabled("grad_of_accumulating_carry") or not accumulates),
+        ))
+    return program
+
+
+@attrs.frozen
+class _Drawn:
+    """A drawn loop and the steps it runs (for a while-loop: at most)."""
+
+    loop: Loop
+    runs: int
+
+
+def _results_offered(drawing: _Drawing, first: _Drawn) -> list[Source]:
+    """Results of the first loop a second may read: the stacked float outputs of a
+    for-loop `scan` or `map` (as sequences), and the last rows of those of a loop that
+    runs steps (as initial values and non-sequences)."""
+    loop = first.loop
+    offered = []
+    if loop.api not in ("scan", "map") or loop.until is not None:
+        return []
+    for number, output in enumerate(loop.outputs):
+        if output.kind == "i":
+            continue
+        name = f"{loop.results}{number}"
+        row = row_shape(output.kind, drawing.width)
+        flags = tuple(output.kind == "r" and axis == 0 for axis in range(len(row)))
+        offered.append(Source(name, output.kind, drawing.dtype, (first.runs, *row),
+                              (False, *flags), (), computed=name))
+        if first.runs > 0:
+            offered.append(Source(f"{name}_last", output.kind, drawing.dtype, row, flags, (),
+                                  computed=f"{name}[-1]"))
+    return offered
+
+
+def _draw_loop(
+    drawing: _Drawing, results: str, step_name: str, offered: Sequence[Source]
+) -> _Drawn:
+    """One loop, reading sources of its own and `offered` results of an earlier one."""
+    draw = drawing.draw
     api: Api = draw(st.sampled_from(["scan", "scan", "scan", "reduce", "map", "foldl", "foldr"]))
+    traces = [s for s in offered if s.computed == s.name]
+    finals = [s for s in offered if s.computed != s.name]
     base = draw(st.one_of(st.integers(0, 3), st.integers(4, 12)))
-    sequences = _draw_sequences(drawing, api, base)
+    sequences = []
+    if len(traces) > 0 and draw(st.booleans()):
+        trace = draw(st.sampled_from(traces))
+        sequences.append(SequenceSpec(drawing.use(trace), None))
+        base = trace.shape[0]
+    sequences += _draw_sequences(drawing, api, base, bool(sequences))
     n_steps, runs = _draw_n_steps(drawing, api, sequences, base)
     until_kind = None
     if api in ("scan", "reduce") and draw(st.integers(0, 4)) == 0:
         until_kind = draw(st.sampled_from(["sequence", "counter"] if sequences else ["counter"]))
-    per_step = api in ("scan", "map") or runs > 0 or enabled("reduce_of_static_empty_loop")
-    outputs = _draw_outputs(drawing, api, until_kind == "counter", per_step)
-    non_sequences = _draw_non_sequences(drawing)
+    per_step = api in ("scan", "map") or runs > 0 or drawing.enabled("reduce_of_static_empty_loop")
+    outputs = _draw_outputs(drawing, api, until_kind == "counter", per_step, finals)
+    non_sequences = _draw_non_sequences(drawing, finals)
     names = step_parameters(sequences, outputs, len(non_sequences))
     kinds = [drawing.named(s.source).kind for s in sequences for _ in (s.taps or (0,))]
     n_rows = len(kinds)
@@ -805,13 +934,13 @@ def programs(draw: st.DrawFn, transforms: bool = True) -> Program:
     rows, taps = parameters[:n_rows], parameters[n_rows : n_rows + n_taps]
     reads = [p for p in (*parameters, *_draw_closures(drawing)) if p.kind != "i"]
     if not reads:  # a step reading nothing still needs a value to compute from
-        reads = [leaf(f"pt.constant(np.array(0.5, dtype={dtype!r}))", "s")]
+        reads = [leaf(f"pt.constant(np.array(0.5, dtype={drawing.dtype!r}))", "s")]
     producible = _producible({r.kind for r in reads})
     outputs = [
         o if o.initial is not None or o.kind in producible else attrs.evolve(o, kind="s")
         for o in outputs
     ]
-    steps = _draw_steps(draw, outputs, taps, reads)
+    steps = _draw_steps(drawing, outputs, taps, reads)
     until = None
     if until_kind == "sequence":
         row = draw(st.sampled_from(rows))
@@ -819,37 +948,30 @@ def programs(draw: st.DrawFn, transforms: bool = True) -> Program:
         until = Expr(f"({{0}}.sum() > {threshold})", (row,), "s")
     elif until_kind == "counter":
         until = Expr(f"({{0}} >= {draw(st.integers(1, 4))})", (taps[-1],), "s")
-    readers = _draw_readers(draw, api, outputs, None if until is not None else runs)
+    readers = _draw_readers(drawing, api, outputs, None if until is not None else runs)
     go_backwards = api in ("scan", "reduce", "map") and draw(st.integers(0, 3)) == 0
-    loop = Loop(api, tuple(sequences), tuple(outputs), tuple(non_sequences), n_steps,
-                go_backwards, tuple(steps), until, tuple(readers))
-    program = Program(tuple(drawing.sources), loop)
-    if transforms:
-        accumulates = any(step.template == ACCUMULATE for step in steps)
-        vmappable = (runs > 0 or enabled("vmap_of_zero_step_loops")) and (
-            until is None or enabled("vmap_of_while_loops")
-        )
-        differentiable = runs > 0 or enabled("derivatives_of_zero_step_loops")
-        program = attrs.evolve(program, transform=_draw_transform(
-            draw, program, vmappable, differentiable,
-            differentiable and (enabled("grad_of_accumulating_carry") or not accumulates),
-        ))
-    return program
+    truncate = draw(st.integers(1, 3)) if api == "scan" and draw(st.integers(0, 5)) == 0 else -1
+    loop = Loop(results, step_name, api, tuple(sequences), tuple(outputs), tuple(non_sequences),
+                n_steps, go_backwards, tuple(steps), until, tuple(readers), truncate)
+    return _Drawn(loop, runs)
 
 
-def _draw_sequences(drawing: _Drawing, api: Api, base: int) -> list[SequenceSpec]:
+def _draw_sequences(
+    drawing: _Drawing, api: Api, base: int, have_one: bool
+) -> list[SequenceSpec]:
     """Sequences of `base` usable rows (some longer), with taps of any sign, constant
-    ones, and the same sequence passed twice."""
+    ones, and the same sequence passed twice (`have_one`: the loop has one already)."""
     draw = drawing.draw
     sequences: list[SequenceSpec] = []
-    for _ in range(draw(st.integers(1 if api in ("map", "foldl", "foldr") else 0, 2))):
+    needed = 0 if have_one or api not in ("map", "foldl", "foldr") else 1
+    for _ in range(draw(st.integers(needed, 2 - have_one))):
         if sequences and draw(st.integers(0, 3)) == 0:
             sequences.append(draw(st.sampled_from(sequences)))
             continue
         taps: tuple[int, ...] | None = None
         if draw(st.integers(0, 2)) == 0:
             taps = draw(SEQUENCE_TAPS.filter(
-                lambda t: enabled("sequence_taps_not_spanning_zero") or t[0] <= 0 <= t[-1]
+                lambda t: drawing.enabled("sequence_taps_not_spanning_zero") or t[0] <= 0 <= t[-1]
             ))
         span = 0 if taps is None else max(taps[-1], 0) - min(taps[0], 0)
         extra = draw(st.sampled_from([0, 0, 0, 1, 2]))
@@ -864,18 +986,20 @@ def _draw_sequences(drawing: _Drawing, api: Api, base: int) -> list[SequenceSpec
 def _draw_n_steps(
     drawing: _Drawing, api: Api, sequences: Sequence[SequenceSpec], base: int
 ) -> tuple[str | None, int]:
-    """No `n_steps` (the sequences decide), a constant, an int64 input, or a shape
-    expression; with sequences, it may be shorter or longer than they are. Also the
-    steps the loop runs (when it runs; a while-loop may stop earlier)."""
+    """No `n_steps` (the sequences decide), a constant, a constant only rewriting finds
+    (what static_length turns into the loop's static length), an int64 input, or a
+    shape expression; with sequences, it may be shorter or longer than they are. Also
+    the steps the loop runs (when it runs; a while-loop may stop earlier)."""
     draw = drawing.draw
     if api in ("map", "foldl", "foldr"):
         return None, base
     how = draw(st.sampled_from(
-        ["none", "none", "none", "shape", "constant", "input"] if sequences else ["constant", "input"]
+        ["none", "none", "none", "shape", "constant", "folded", "input"] if sequences
+        else ["constant", "folded", "input"]
     ))
     if how == "none":
         return None, base
-    longer = [1] if enabled("n_steps_longer_than_sequences") else []
+    longer = [1] if drawing.enabled("n_steps_longer_than_sequences") else []
     if how == "shape":
         source = drawing.named(draw(st.sampled_from([s.source for s in sequences])))
         taps = [s.taps or (0,) for s in sequences if s.source == source.name][0]
@@ -883,58 +1007,74 @@ def _draw_n_steps(
         cut = draw(st.sampled_from([span, span, span + 1, *(span - k for k in longer)]))
         steps = source.shape[0] - cut
         if source.constant or cut < 0 or steps > base and not longer or (
-            steps < 0 and not enabled("negative_n_steps")
+            steps < 0 and not drawing.enabled("negative_n_steps")
         ):
             return None, base
         return f"{source.name}.shape[0] - {cut}", max(source.shape[0] - cut, 0)
     value = max(0, base + draw(st.sampled_from([0, 0, -1, -2, *longer]))) if sequences else base
-    if how == "constant" and sequences and not enabled("constant_n_steps_over_sequences"):
+    if how in ("constant", "folded") and sequences and not drawing.enabled(
+        "constant_n_steps_over_sequences"
+    ):
         how = "input"
     if how == "constant":
         return str(value), value
-    if draw(st.integers(0, 9)) == 0 and enabled("negative_n_steps"):
+    if how == "folded":
+        return f"pt.constant({value}) * 1", value
+    if draw(st.integers(0, 9)) == 0 and drawing.enabled("negative_n_steps"):
         value = -1
-    drawing.sources.append(Source("n", "i", "int64", (), (), (float(value),)))
-    return "n", max(value, 0)
+    name = drawing.fresh_name("n")
+    drawing.sources.append(Source(name, "i", "int64", (), (), (float(value),)))
+    return name, max(value, 0)
 
 
 def _draw_outputs(
-    drawing: _Drawing, api: Api, counter: bool, per_step: bool
+    drawing: _Drawing, api: Api, counter: bool, per_step: bool, finals: Sequence[Source]
 ) -> list[OutputSpec]:
     """Carries (plain or with taps), per-step outputs (if `per_step`), and a step
-    counter for a while-loop that stops on it."""
+    counter for a while-loop that stops on it; carries may start from `finals`, results
+    of an earlier loop."""
     draw = drawing.draw
     outputs: list[OutputSpec] = []
     roles = ["none"] if api == "map" else ["carry", "carry", "taps", *(["none"] if per_step else [])]
     for _ in range(draw(st.integers(1, 3))):
         role = draw(st.sampled_from(roles))
         kind = draw(st.sampled_from(FLOAT_KINDS))
-        constant = draw(st.integers(0, 7)) == 0 and enabled("static_carry_of_unknown_step")
-        static = enabled("static_carry_of_unknown_step")
+        constant = draw(st.integers(0, 7)) == 0 and drawing.enabled("static_carry_of_unknown_step")
+        static = drawing.enabled("static_carry_of_unknown_step")
         if role == "none":
             outputs.append(OutputSpec(kind, None))
         elif role == "carry":
-            source = drawing.source("c", kind, constant=constant, may_be_static=static)
+            reusable = [f for f in finals if f.kind == kind]
+            source = (
+                draw(st.sampled_from(reusable)) if len(reusable) > 0 and draw(st.booleans())
+                else drawing.source("c", kind, constant=constant, may_be_static=static)
+            )
+            drawing.use(source)
             dict_form = draw(st.integers(0, 4)) == 0
             outputs.append(OutputSpec(kind, source.name, (-1,) if dict_form else None))
         else:
-            passing = kind == "s" or enabled("carries_passing_array_values")
+            passing = kind == "s" or drawing.enabled("carries_passing_array_values")
             taps = draw(OUTPUT_TAPS) if passing else (-1,)  # deeper taps shift carries
             depth = None if taps == (-1,) else -taps[0]  # taps [-1] take the value itself
             source = drawing.source("h", kind, depth, constant=constant, may_be_static=static)
             outputs.append(OutputSpec(kind, source.name, taps))
     if counter:
-        drawing.sources.append(Source("k0", "i", "int64", (), (), (0.0,), constant=True))
-        outputs.append(OutputSpec("i", "k0"))
+        zero = Source(drawing.fresh_name("k"), "i", "int64", (), (), (0.0,), constant=True)
+        drawing.sources.append(zero)
+        outputs.append(OutputSpec("i", zero.name))
     return outputs
 
 
-def _draw_non_sequences(drawing: _Drawing) -> list[str]:
+def _draw_non_sequences(drawing: _Drawing, finals: Sequence[Source]) -> list[str]:
+    """New values, the same value twice, and `finals`, results of an earlier loop."""
     draw = drawing.draw
     names: list[str] = []
     for _ in range(draw(st.integers(0, 2))):
         if names and draw(st.integers(0, 3)) == 0:  # the same value twice
             names.append(draw(st.sampled_from(names)))
+            continue
+        if finals and draw(st.integers(0, 2)) == 0:
+            names.append(drawing.use(draw(st.sampled_from(finals))))
             continue
         kind = draw(st.sampled_from(FLOAT_KINDS))
         names.append(drawing.source("w", kind, constant=draw(st.integers(0, 3)) == 0).name)
@@ -953,11 +1093,12 @@ def _draw_closures(drawing: _Drawing) -> list[Expr]:
 
 
 def _draw_steps(
-    draw: st.DrawFn, outputs: Sequence[OutputSpec], taps: Sequence[Expr], reads: Sequence[Expr]
+    drawing: _Drawing, outputs: Sequence[OutputSpec], taps: Sequence[Expr], reads: Sequence[Expr]
 ) -> list[Expr]:
     """What the step returns for each output: a squashed mix of what it reads, an
     accumulation, a view of a carry (swaps and permutations), the same value as an
     earlier output (a carry also returned per step), or any value (per-step outputs)."""
+    draw = drawing.draw
     taps_of: list[list[Expr]] = []
     remaining = iter(taps)
     for output in outputs:
@@ -968,16 +1109,16 @@ def _draw_steps(
         if kind == "i":
             steps.append(Expr("({0} + 1)", (own[0],), "i"))
             continue
-        passing = kind == "s" or enabled("carries_passing_array_values")
+        passing = kind == "s" or drawing.enabled("carries_passing_array_values")
         same_kind_taps = [t for t in (taps if passing else own) if t.kind == kind]
         earlier = [
             e for e, o in zip(steps, outputs) if e.kind == kind
-            and (enabled("carry_also_returned_per_step") or o.initial is None)
+            and (drawing.enabled("carry_also_returned_per_step") or o.initial is None)
         ]
         templates = ["mix"]
         templates += ["raw"] if output.initial is None else []
         multi_tap = output.tap_list != (-1,)  # a carry and a per-step output of one value
-        if -1 in output.tap_list and (enabled("carry_also_returned_per_step") or not multi_tap):
+        if -1 in output.tap_list and (drawing.enabled("carry_also_returned_per_step") or not multi_tap):
             templates.append("accumulate")
         templates += ["view"] if same_kind_taps else []
         templates += ["alias"] if earlier else []
@@ -998,7 +1139,27 @@ def _draw_steps(
             steps.append(Expr(draw(st.sampled_from(["{0}", *VIEWS[kind]])), (viewed,), kind))
         else:
             steps.append(draw(st.sampled_from(earlier)))
+    if not drawing.enabled("accumulation_read_elsewhere"):
+        steps = [_squashed_if_shared(step, steps) for step in steps]
     return steps
+
+
+def _squashed_if_shared(step: Expr, steps: Sequence[Expr]) -> Expr:
+    """An accumulation another step value also reads (the same sum, so the same graph
+    node) squashed into an ordinary value."""
+    if step.template != ACCUMULATE:
+        return step
+    sums = {ACCUMULATE, "({0} + {1})"}
+    for other in steps:
+        if other is step:
+            continue
+        pending = [other]
+        while pending:
+            expr = pending.pop()
+            if expr.template in sums and expr.args == step.args:
+                return Expr("pt.tanh({0})", (step,), step.kind)
+            pending.extend(expr.args)
+    return step
 
 
 ROWS_READ: Mapping[str, int] = {
@@ -1008,12 +1169,13 @@ ROWS_READ: Mapping[str, int] = {
 
 
 def _draw_readers(
-    draw: st.DrawFn, api: Api, outputs: Sequence[OutputSpec], runs: int | None
+    drawing: _Drawing, api: Api, outputs: Sequence[OutputSpec], runs: int | None
 ) -> list[tuple[int, str]]:
     """Zero to two reads of each output (unread ones are what remove_unused drops);
     `runs`: the steps a for-loop runs (None: a while-loop)."""
+    draw = drawing.draw
     templates: tuple[str, ...] = TRACE_READERS if api in ("scan", "map") else FINAL_READERS
-    if runs is not None and not enabled("rows_past_the_first_step"):
+    if runs is not None and not drawing.enabled("rows_past_the_first_step"):
         templates = tuple(t for t in templates if ROWS_READ.get(t, 0) <= runs)
     readers: list[tuple[int, str]] = []
     for number in range(len(outputs)):
@@ -1025,21 +1187,20 @@ def _draw_readers(
 
 
 def _draw_transform(
-    draw: st.DrawFn, program: Program, vmappable: bool, jvp: bool, grad: bool
+    drawing: _Drawing, program: Program, vmappable: bool, jvp: bool, grad: bool
 ) -> Transform:
     """None, grad, jvp or vmap, where allowed. Derivatives only of programs whose
     results are all floats (the oracle checks the whole program, so every result must
     be in them)."""
-    loop = program.loop
-    floats = tuple(
-        k for k, (output, _) in enumerate(loop.readers) if loop.outputs[output].kind != "i"
-    )
+    draw = drawing.draw
+    readers = program.readers
+    floats = tuple(k for k, (loop, output) in enumerate(readers) if loop.outputs[output].kind != "i")
     kinds: list[TransformKind] = ["none"]
-    if len(floats) == len(loop.readers):
+    if len(floats) == len(readers):
         if jvp:
             kinds.append("jvp")
         if grad:
-            kinds += ["grad", "hessian"]
+            kinds += ["grad", "hessian"] if drawing.enabled("hessians") else ["grad"]
     if vmappable:
         kinds.append("vmap")
     kind = draw(st.sampled_from(kinds))

@@ -212,3 +212,26 @@ def test_grad_of_a_zero_step_loop() -> None:
     gradient = pt.grad(ys.sum(), z)
     assert evaluate([gradient], {n: np.array(0), z: np.ones(3)})[0].tolist() == [0.0, 0.0, 0.0]
     np.testing.assert_allclose(optimized([n, z], [gradient], 0, np.ones(3))[0], np.zeros(3))
+
+
+def test_hessian_of_a_map_compiles() -> None:
+    s, w = pt.tensor("s", shape=(5, 2)), pt.matrix("w")
+    ys = pt.map(lambda x, w: w @ x, sequences=[s], non_sequences=[w])
+    gradient = pt.grad((ys * ys).sum(), s)
+    hessian_sum = pt.grad(gradient.sum(), s)  # d/ds of sum(2 (w^T w) s_t): 2 w^T w 1, per row
+    values = (np.arange(10.0).reshape(5, 2) / 10, np.array([[1.0, 2.0], [0.5, -1.0]]))
+    want = np.tile(2 * values[1].T @ values[1] @ np.ones(2), (5, 1))
+    assert np.allclose(evaluate([hessian_sum], dict(zip([s, w], values)))[0], want)
+    np.testing.assert_allclose(compiled([s, w], [hessian_sum], *values)[0], want)
+
+
+@pytest.mark.xfail(strict=True, reason="new (defect 1's cause): accumulate_outside removes a "
+                   "carry acc' = acc + x whose sum another carry's step also reads")
+def test_accumulation_read_by_another_carry() -> None:
+    s, a, b = pt.vector("s"), pt.scalar("a"), pt.scalar("b")
+    _, squashed = pt.foldl(lambda x, acc, other: (acc + x, pt.tanh(acc + x)), sequences=[s],
+                           outputs_info=[a, b])
+    want = np.tanh(1.0 + np.arange(4.0).sum())
+    assert np.isclose(evaluate([squashed], {s: np.arange(4.0), a: np.array(1.0),
+                                            b: np.array(0.0)})[0], want)
+    np.testing.assert_allclose(optimized([s, a, b], [squashed], np.arange(4.0), 1.0, 0.0)[0], want)
