@@ -61,11 +61,6 @@ OPEN_DEFECTS: Mapping[str, str] = types.MappingProxyType({
         "issue 18 defect 9: vmap of a while-loop whose examples stop after different "
         "steps gives wrong final values compiled (and evaluate cannot stack the traces)"
     ),
-    "derivatives_of_zero_step_loops": (
-        "new: the gradient of a zero-step loop with respect to a value its per-step "
-        "output reads is zeros in evaluate but raises ValueError once optimized (the "
-        "empty trace's unknown row lengths are taken as 0)"
-    ),
 })
 """Generator switches that are off, each naming the open defect it hides: the fuzzer draws
 no program using the feature while its entry is here."""

@@ -210,13 +210,14 @@ def test_parallel_per_step_rows_sliced() -> None:
     np.testing.assert_allclose(got, np.tanh(values))
 
 
-@pytest.mark.xfail(strict=True, reason="open: the optimized gradient of a zero-step loop w.r.t. a non-sequence reads row -1 of an empty trace (IndexError) where evaluate gives zeros")
 def test_grad_of_a_zero_step_loop() -> None:
     n, z = pt.scalar("n", dtype="int64"), pt.vector("z")
     ys = pt.scan(lambda z: z * z, outputs_info=[None], non_sequences=[z], n_steps=n)
     gradient = pt.grad(ys.sum(), z)
     assert evaluate([gradient], {n: np.array(0), z: np.ones(3)})[0].tolist() == [0.0, 0.0, 0.0]
     np.testing.assert_allclose(optimized([n, z], [gradient], 0, np.ones(3))[0], np.zeros(3))
+    np.testing.assert_allclose(compiled([n, z], [gradient], 0, np.ones(3))[0], np.zeros(3))
+    np.testing.assert_allclose(compiled([n, z], [gradient], 3, np.ones(3))[0], np.full(3, 6.0))
 
 
 def test_hessian_of_a_map_compiles() -> None:
