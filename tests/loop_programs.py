@@ -52,11 +52,6 @@ OPEN_DEFECTS: Mapping[str, str] = types.MappingProxyType({
         "new: vmap of a loop that runs zero steps drops the batch axis of its per-step "
         "outputs (shape (0, 0) where (batch, 0) is due)"
     ),
-    "parallel": (
-        "new: compiled with parallel=True, a per-step output whose rows have unknown "
-        "lengths comes back with those lengths 0 when sliced (pt.map(pt.tanh, "
-        "sequences=[s])[:, -2:] has shape (6, 0)); off: the fuzzer compiles serially only"
-    ),
     "vmap_of_while_loops": (
         "issue 18 defect 9: vmap of a while-loop whose examples stop after different "
         "steps gives wrong final values compiled (and evaluate cannot stack the traces)"
@@ -66,7 +61,7 @@ OPEN_DEFECTS: Mapping[str, str] = types.MappingProxyType({
 no program using the feature while its entry is here."""
 
 
-COMPILED_ONLY = frozenset({"parallel"})
+COMPILED_ONLY: frozenset[str] = frozenset()
 """Switches in `OPEN_DEFECTS` whose defect only compiled code shows: programs only
 evaluated still draw them."""
 

@@ -201,7 +201,6 @@ def test_negative_n_steps_of_a_map() -> None:
         optimized([s, n], [ys], np.zeros(3), -1)
 
 
-@pytest.mark.xfail(strict=True, reason="open: with parallel=True, a per-step output of unknown row shape, allocated inside the loop at its first step, comes out of numba's parallel lowering as the empty array allocated before the loop")
 def test_parallel_per_step_rows_sliced() -> None:
     s = pt.matrix("s")
     ys = pt.map(lambda x: pt.tanh(x), sequences=[s])
