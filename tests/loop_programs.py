@@ -52,10 +52,6 @@ OPEN_DEFECTS: Mapping[str, str] = types.MappingProxyType({
         "new: vmap of a loop that runs zero steps drops the batch axis of its per-step "
         "outputs (shape (0, 0) where (batch, 0) is due)"
     ),
-    "vmap_of_while_loops": (
-        "issue 18 defect 9: vmap of a while-loop whose examples stop after different "
-        "steps gives wrong final values compiled (and evaluate cannot stack the traces)"
-    ),
 })
 """Generator switches that are off, each naming the open defect it hides: the fuzzer draws
 no program using the feature while its entry is here."""
