@@ -38,7 +38,7 @@ from ops.reduction import min as min_of
 from ops.reshape import reshape
 from ops.scan_grad import closed_scan
 from ops.scan_op import Scan
-from ops.shape_vector import static_value
+from ops.shape_vector import shape_i, static_value
 from ops.subtensor import Subtensor
 
 Lengths = Sequence[Variable | int]
@@ -92,7 +92,7 @@ def _same_steps(
         loop.finals,
         tuple(_batch_first(t, batch_ndim) if t is not None and batched else t
               for t, batched in zip(loop.traces, carry_flags)),
-        tuple(_batch_first(y, batch_ndim) if batched else y
+        tuple(_batch_first(_with_batch_lengths(y, lengths), batch_ndim) if batched else y
               for y, batched in zip(loop.ys, ys_flags)),
         loop.executed,
     )
@@ -214,6 +214,17 @@ def _time_first(sequence: Variable, batch_ndim: int) -> Variable:
     """(batch..., time, row...) -> (time, batch..., row...)."""
     order = (batch_ndim, *range(batch_ndim), *range(batch_ndim + 1, sequence.ndim))
     return DimShuffle(order)(sequence)
+
+
+def _with_batch_lengths(trace: Variable, lengths: Lengths) -> Variable:
+    """A per-step output's (time, batch..., row...) trace with the batch lengths said:
+    after zero steps its unknown row lengths are 0 (no step ran to give them), but the
+    batch axes have the batch's lengths, as vectorizing promises."""
+    batch = trace.type.shape[1 : 1 + len(lengths)]
+    if all(isinstance(n, int) and n == b for n, b in zip(lengths, batch)):
+        return trace
+    rest = [shape_i(trace, axis) for axis in range(1 + len(lengths), trace.ndim)]
+    return reshape(trace, [shape_i(trace, 0), *lengths, *rest])
 
 
 def _batch_first(trace: Variable, batch_ndim: int) -> Variable:

@@ -48,9 +48,12 @@ from fgraph import Variable
 Array = np.ndarray[Any, Any]
 
 OPEN_DEFECTS: Mapping[str, str] = types.MappingProxyType({
-    "vmap_of_zero_step_loops": (
-        "new: vmap of a loop that runs zero steps drops the batch axis of its per-step "
-        "outputs (shape (0, 0) where (batch, 0) is due)"
+    "hessians_of_zero_step_loops": (
+        "open: a Hessian-vector product through a loop that runs zero steps, with "
+        "per-step outputs whose rows have unknown lengths, can raise a shape error once "
+        "optimized where evaluate gives values: after zero steps those rows have length "
+        "0, and the whole-trace update that moving the pullback's work out of its loop "
+        "makes does not broadcast them (the loop itself never wrote a row)"
     ),
 })
 """Generator switches that are off, each naming the open defect it hides: the fuzzer draws
@@ -789,16 +792,12 @@ def programs(draw: st.DrawFn, transforms: bool = True, compiled: bool = True) ->
             and (d.loop.until is None or drawing.enabled("vmap_of_while_loops"))
             for d in drawn
         )
-        differentiable = all(
-            d.runs > 0 or drawing.enabled("derivatives_of_zero_step_loops") for d in drawn
+        hessians = all(
+            d.runs > 0 or drawing.enabled("hessians_of_zero_step_loops") for d in drawn
         )
-        accumulates = any(
-            step.template == ACCUMULATE for d in drawn for step in d.loop.steps
+        program = attrs.evolve(
+            program, transform=_draw_transform(drawing, program, vmappable, hessians)
         )
-        program = attrs.evolve(program, transform=_draw_transform(
-            drawing, program, vmappable, differentiable,
-            differentiable and (drawing.enabled("grad_of_accumulating_carry") or not accumulates),
-        ))
     return program
 
 
@@ -1117,20 +1116,17 @@ def _draw_readers(
 
 
 def _draw_transform(
-    drawing: _Drawing, program: Program, vmappable: bool, jvp: bool, grad: bool
+    drawing: _Drawing, program: Program, vmappable: bool, hessians: bool
 ) -> Transform:
-    """None, grad, jvp or vmap, where allowed. Derivatives only of programs whose
-    results are all floats (the oracle checks the whole program, so every result must
-    be in them)."""
+    """None, grad, Hessian, jvp or vmap, where allowed. Derivatives only of programs
+    whose results are all floats (the oracle checks the whole program, so every result
+    must be in them)."""
     draw = drawing.draw
     readers = program.readers
     floats = tuple(k for k, (loop, output) in enumerate(readers) if loop.outputs[output].kind != "i")
     kinds: list[TransformKind] = ["none"]
     if len(floats) == len(readers):
-        if jvp:
-            kinds.append("jvp")
-        if grad:
-            kinds += ["grad", "hessian"] if drawing.enabled("hessians") else ["grad"]
+        kinds += ["jvp", "grad", "hessian"] if hessians else ["jvp", "grad"]
     if vmappable:
         kinds.append("vmap")
     kind = draw(st.sampled_from(kinds))

@@ -172,12 +172,14 @@ def test_static_carry_of_an_unknown_step() -> None:
     np.testing.assert_allclose(got[0], np.tanh(np.arange(3.0)))
 
 
-@pytest.mark.xfail(strict=True, reason="open: a vectorized map over zero-length rows returns shape (0, 0), not (batch, 0): an empty trace takes 0 for every unknown length, the batch axis included")
 def test_vmap_of_a_zero_step_loop() -> None:
     batch = pt.matrix("batch")
     mapped = pt.vmap(lambda s: pt.map(lambda x: pt.tanh(x), sequences=[s]))(batch)
     assert isinstance(mapped, Variable)
     assert evaluate([mapped], {batch: np.zeros((2, 0))})[0].shape == (2, 0)
+    assert compiled([batch], [mapped], np.zeros((2, 0)))[0].shape == (2, 0)
+    values = np.arange(6.0).reshape(2, 3) / 4
+    np.testing.assert_allclose(compiled([batch], [mapped], values)[0], np.tanh(values))
 
 
 def test_fold_over_a_static_empty_sequence() -> None:
@@ -238,3 +240,17 @@ def test_accumulation_read_by_another_carry() -> None:
     assert np.isclose(evaluate([squashed], {s: np.arange(4.0), a: np.array(1.0),
                                             b: np.array(0.0)})[0], want)
     np.testing.assert_allclose(optimized([s, a, b], [squashed], np.arange(4.0), 1.0, 0.0)[0], want)
+
+
+@pytest.mark.xfail(strict=True, raises=ValueError, reason="open: a Hessian through a zero-step loop whose per-step rows have unknown lengths raises a shape error once optimized (the empty trace's rows have length 0 and the whole-trace update made from the pullback does not broadcast them)")
+def test_hessian_of_a_zero_step_loop() -> None:
+    h0, d_h0 = pt.matrix("h0"), pt.matrix("d_h0")
+    ys = pt.scan(lambda a, b: pt.tanh(pt.outer(a, a)[:, ::-1].sum(axis=0)),
+                 outputs_info=[{"initial": h0, "taps": [-3, -1]}],
+                 n_steps=pt.constant(0) * 1, go_backwards=True)
+    cost = pt.sin(ys[::-1]).sum()
+    (gradient,) = pt.grad(cost, [h0], disconnected_inputs="zero")
+    hvp = pt.grad((gradient * d_h0).sum(), h0, disconnected_inputs="zero")
+    values = (np.array([[-1.5], [2.0], [-0.25]]), np.zeros((3, 1)))
+    want = evaluate([hvp], dict(zip([h0, d_h0], values)))[0]
+    np.testing.assert_allclose(optimized([h0, d_h0], [hvp], *values)[0], want)
