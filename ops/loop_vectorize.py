@@ -245,8 +245,7 @@ def without_ragged_reads(
     nodes = toposort(outputs)
     batched: set[Variable] = set(replace)
     for node in nodes:
-        if not reads_shape_only(node) and any(input_ in batched for input_ in node.inputs):
-            batched.update(node.outputs)
+        batched.update(_batched_outputs(node, batched))
     ragged = {node for node in nodes if _steps_vary(node, batched)}
     if not ragged:
         return list(outputs)
@@ -263,6 +262,27 @@ def without_ragged_reads(
     for output in kept:
         _check_not_ragged(output, ragged, "it is an output")
     return list(kept)
+
+
+def _batched_outputs(node: Apply, batched: set[Variable]) -> tuple[Variable, ...]:
+    """The outputs of `node` that differ per example, given its `batched` inputs: of a
+    loop whose examples run the same steps, those that depend on a batched input (an
+    unbatched trace another loop reads as a sequence does not make that loop ragged)."""
+    if reads_shape_only(node) or not any(input_ in batched for input_ in node.inputs):
+        return ()
+    if not isinstance(node.op, Scan) or _steps_vary(node, batched):
+        return node.outputs
+    op = node.op
+    flags = op.split_inputs(tuple(v in batched for v in node.inputs))
+    after_n_steps = (*flags.initials, *flags.sequences, *flags.non_sequences)
+    depends = loop_dependencies(op, differentiable=False)
+    outputs = op.split_outputs(node.outputs)
+    positions = [
+        *zip(outputs.finals, depends.finals),
+        *((trace, depends.trace(k)) for k, trace in enumerate(outputs.traces) if trace is not None),
+        *zip(outputs.ys, depends.ys),
+    ]
+    return tuple(out for out, reads in positions if any(after_n_steps[p] for p in reads))
 
 
 def _steps_vary(node: Apply, batched: set[Variable]) -> bool:

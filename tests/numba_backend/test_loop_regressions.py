@@ -164,6 +164,27 @@ def test_vmap_of_a_while_loop() -> None:
     np.testing.assert_allclose(compiled([batch], [finals], values)[0], np.array([1.0, 1.75]))
 
 
+def test_vmap_of_a_while_loop_over_an_unbatched_trace() -> None:
+    """Found by the loop fuzzer: a while-loop reading, as its sequence, a trace that
+    does not depend on the batched input runs the same steps for every example; the
+    vectorizer took the trace as batched (another output of its loop is) and refused."""
+    c = pt.vector("c")
+
+    def program(c1: Variable) -> list[Variable]:
+        ys0, ys1 = pt.scan(lambda x, a, b: (pt.tanh(x), pt.tanh(x) + b),
+                           sequences=[pt.constant(np.array([0.0, 0.5]))],
+                           outputs_info=[pt.constant(0.0), c1])
+        us0 = pt.scan(lambda x, a: (pt.tanh(x), pt.until(x > 0.125)), sequences=[ys0],
+                      outputs_info=[pt.constant(0.0)])
+        return [us0[-1], ys1[-1]]
+
+    outputs = pt.vmap(program)(c)
+    assert isinstance(outputs, list)
+    got = compiled([c], outputs, np.array([0.0, 1.0]))
+    np.testing.assert_allclose(got[0], np.full(2, np.tanh(np.tanh(0.5))))
+    np.testing.assert_allclose(got[1], np.tanh(0.5) + np.array([0.0, 1.0]))
+
+
 # --- new, found by the loop fuzzer -----------------------------------------------------------------------------
 def test_static_carry_of_an_unknown_step() -> None:
     c0, w0 = pt.tensor("c0", shape=(3,)), pt.vector("w0")
