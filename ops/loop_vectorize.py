@@ -256,7 +256,11 @@ def without_ragged_reads(
             if final is not None:
                 finals[read] = final
     kept = rebuild(outputs, finals)
-    for node in toposort(kept):
+    kept_nodes = toposort(kept)
+    last_rows = _last_rows_after_initial(kept_nodes, kept, ragged, batched)
+    for node in kept_nodes:
+        if node in last_rows:
+            continue
         for input_ in node.inputs:
             _check_not_ragged(input_, ragged, f"{node.op} reads it")
     for output in kept:
@@ -326,6 +330,40 @@ def _last_row_of(variable: Variable, ragged: set[Apply]) -> Variable | None:
         if steps is None or steps < 1:
             return None
     return outputs.finals[outputs.traces.index(trace)]
+
+
+def _last_rows_after_initial(
+    nodes: Sequence[Apply], outputs: Sequence[Variable], ragged: set[Apply], batched: set[Variable]
+) -> set[Apply]:
+    """The `trace[1:]` nodes only ever read at `[-1]` (`scan(...)[-1]`), on a forward
+    while-loop of `ragged` whose n_steps is the same for every example. Those reads may
+    stay: the vectorized loop runs until the last example stops, and the trace rows of
+    an example stopped earlier repeat its final value, so the last row is each example's
+    final value; and every example runs a step unless n_steps is 0, when the read raises
+    IndexError for all of them, as it does for one."""
+    readers: dict[Variable, list[Apply]] = {}
+    for node in nodes:
+        for input_ in node.inputs:
+            readers.setdefault(input_, []).append(node)
+    found: set[Apply] = set()
+    for node in nodes:
+        match node:
+            case Apply(op=Subtensor(idx_list=(Slice(start=1, stop=None, step=None),)),
+                       inputs=(Variable(owner=Apply(op=Scan() as op) as loop) as trace,)):
+                if (
+                    loop in ragged
+                    and not op.reverse
+                    and op.split_inputs(loop.inputs).n_steps not in batched
+                    and trace in op.split_outputs(loop.outputs).traces
+                    and node.out not in outputs
+                    and all(_reads_last_row(reader) for reader in readers.get(node.out, []))
+                ):
+                    found.add(node)
+    return found
+
+
+def _reads_last_row(node: Apply) -> bool:
+    return isinstance(node.op, Subtensor) and node.op.idx_list == (-1,)
 
 
 def _check_not_ragged(variable: Variable, ragged: set[Apply], why: str) -> None:

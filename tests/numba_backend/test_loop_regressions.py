@@ -149,7 +149,6 @@ def test_grad_of_a_loop_not_reading_the_variable() -> None:
 
 
 # --- issue 18 defect 9: vmap of while-loops ----------------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="open: scan(...)[-1] of a while-loop whose examples stop at different steps, with a step count not known to be >= 1, is refused when vectorized (a clear ValueError: the zero-step IndexError cannot be kept per example); pt.reduce reads the finals", raises=ValueError)
 def test_vmap_of_a_while_loop() -> None:
     batch = pt.matrix("batch")
 
@@ -162,6 +161,27 @@ def test_vmap_of_a_while_loop() -> None:
     assert isinstance(finals, Variable)
     values = np.array([[0.0, 1.0, 2.0, 3.0], [0.25, 0.25, 0.25, 1.0]])
     np.testing.assert_allclose(compiled([batch], [finals], values)[0], np.array([1.0, 1.75]))
+
+
+def test_vmap_of_a_while_loop_of_unknown_step_count() -> None:
+    """scan(...)[-1] of a batched while-loop whose n_steps (the same for every example)
+    may be 0: each example's final value, and IndexError after zero steps."""
+    batch, n = pt.matrix("batch"), pt.scalar("n", dtype="int64")
+
+    def last(s: Variable) -> Variable:
+        sums: Variable = pt.scan(lambda x, c: (c + x, pt.until(x > 0.5)), sequences=[s],
+                                 outputs_info=[pt.constant(0.0)], n_steps=n)
+        return sums[-1]
+
+    finals = pt.vmap(last)(batch)
+    assert isinstance(finals, Variable)
+    values = np.array([[0.0, 1.0, 2.0, 3.0], [0.25, 0.25, 0.25, 1.0]])
+    np.testing.assert_allclose(compiled([batch, n], [finals], values, 4)[0], [1.0, 1.75])
+    np.testing.assert_allclose(compiled([batch, n], [finals], values, 2)[0], [1.0, 0.5])
+    with pytest.raises(IndexError):
+        evaluate([finals], {batch: values, n: np.array(0)})
+    with pytest.raises(IndexError):
+        compiled([batch, n], [finals], values, 0)
 
 
 def test_vmap_of_a_while_loop_over_an_unbatched_trace() -> None:
