@@ -274,6 +274,8 @@ def _batched_outputs(node: Apply, batched: set[Variable]) -> tuple[Variable, ...
     unbatched trace another loop reads as a sequence does not make that loop ragged)."""
     if reads_shape_only(node) or not any(input_ in batched for input_ in node.inputs):
         return ()
+    if _rows_steps_wrote(node, batched) is False:
+        return ()
     if not isinstance(node.op, Scan) or _steps_vary(node, batched):
         return node.outputs
     op = node.op
@@ -287,6 +289,23 @@ def _batched_outputs(node: Apply, batched: set[Variable]) -> tuple[Variable, ...
         *zip(outputs.ys, depends.ys),
     ]
     return tuple(out for out, reads in positions if any(after_n_steps[p] for p in reads))
+
+
+def _rows_steps_wrote(node: Apply, batched: set[Variable]) -> bool | None:
+    """For `trace[1:]` (`scan(...)`) of a carry of a loop whose examples run the same
+    steps: whether the rows the steps wrote differ per example (a batched initial value
+    alone does not make them); None for any other node."""
+    match node:
+        case Apply(op=Subtensor(idx_list=(Slice(start=1, stop=None, step=None),)),
+                   inputs=(Variable(owner=Apply(op=Scan() as op) as loop) as trace,)):
+            traces = op.split_outputs(loop.outputs).traces
+            if trace not in traces or _steps_vary(loop, batched):
+                return None
+            flags = op.split_inputs(tuple(v in batched for v in loop.inputs))
+            after_n_steps = (*flags.initials, *flags.sequences, *flags.non_sequences)
+            rows = loop_dependencies(op, differentiable=False).step_rows[traces.index(trace)]
+            return any(after_n_steps[p] for p in rows)
+    return None
 
 
 def _steps_vary(node: Apply, batched: set[Variable]) -> bool:

@@ -205,6 +205,24 @@ def test_vmap_of_a_while_loop_over_an_unbatched_trace() -> None:
     np.testing.assert_allclose(got[1], np.tanh(0.5) + np.array([0.0, 1.0]))
 
 
+def test_vmap_of_a_while_loop_over_rows_no_batched_value_wrote() -> None:
+    """Found by the loop fuzzer: the rows a loop's steps write (`scan(...)`) do not
+    depend on a batched initial value, so a while-loop over them is not ragged."""
+    c = pt.vector("c")
+
+    def program(c0: Variable) -> Variable:
+        rows = pt.scan(lambda x, a: pt.tanh(x), sequences=[pt.constant(np.array([0.5, 0.0]))],
+                       outputs_info=[c0])
+        trace: Variable = pt.scan(lambda x, a: (pt.tanh(x), pt.until(x > 0.125)),
+                                  sequences=[rows], outputs_info=[pt.constant(0.0)])
+        return trace
+
+    traces = pt.vmap(program)(c)
+    assert isinstance(traces, Variable)
+    want = np.tile([np.tanh(np.tanh(0.5))], (2, 1))
+    np.testing.assert_allclose(compiled([c], [traces], np.array([0.0, 1.0]))[0], want)
+
+
 # --- new, found by the loop fuzzer -----------------------------------------------------------------------------
 def test_static_carry_of_an_unknown_step() -> None:
     c0, w0 = pt.tensor("c0", shape=(3,)), pt.vector("w0")
