@@ -788,9 +788,8 @@ def programs(draw: st.DrawFn, transforms: bool = True, compiled: bool = True) ->
     program = Program(tuple(drawing.sources), tuple(d.loop for d in drawn))
     if transforms:
         vmappable = all(
-            (d.runs > 0 or drawing.enabled("vmap_of_zero_step_loops"))
-            and (d.loop.until is None or drawing.enabled("vmap_of_while_loops"))
-            for d in drawn
+            _vmap_reads_finals(d.loop, read_by_another=k == 0 and len(drawn) > 1)
+            for k, d in enumerate(drawn)
         )
         hessians = all(
             d.runs > 0 or drawing.enabled("hessians_of_zero_step_loops") for d in drawn
@@ -799,6 +798,17 @@ def programs(draw: st.DrawFn, transforms: bool = True, compiled: bool = True) ->
             program, transform=_draw_transform(drawing, program, vmappable, hessians)
         )
     return program
+
+
+def _vmap_reads_finals(loop: Loop, read_by_another: bool) -> bool:
+    """Whether `pt.vmap` of the program keeps `loop`: a while-loop may stop after
+    different steps per example, and the vectorizer then refuses (a clear ValueError)
+    every read of its traces except their last row in a forward loop, which the model
+    here does not follow; so a while-loop is vmapped only when so read."""
+    if loop.until is None or loop.api not in ("scan", "map"):
+        return True
+    only_last = all(template == "{}[-1]" for _, template in loop.readers)
+    return only_last and not loop.go_backwards and not read_by_another
 
 
 @attrs.frozen
