@@ -330,6 +330,12 @@ def hmm_pytensor() -> Run:
     import pytensor.tensor as ptt
     from pytensor.tensor.special import log_softmax
 
+    def logsumexp(z: Any, axis: int) -> Any:
+        """The max-shifted form written out: PyTensor 3.0.7's own `logsumexp` gives NaN
+        gradients in this model (in numba and FAST_COMPILE modes alike)."""
+        shift = ptt.max(z, axis=axis, keepdims=True)
+        return ptt.log(ptt.exp(z - shift).sum(axis=axis)) + ptt.squeeze(shift, axis=axis)
+
     ys, initial_logits, means = ptt.dvector("ys"), ptt.dvector("initial_logits"), ptt.dvector(
         "means")
     transition_logits = ptt.dmatrix("transition_logits")
@@ -338,11 +344,11 @@ def hmm_pytensor() -> Run:
     log_transition = log_softmax(transition_logits, axis=1)
     first = log_softmax(initial_logits) + emissions[0]
     alphas = pytensor.scan(
-        lambda emission, alpha, log_transition: ptt.logsumexp(
+        lambda emission, alpha, log_transition: logsumexp(
             alpha[:, None] + log_transition, axis=0) + emission,
         sequences=[emissions[1:]], outputs_info=[first], non_sequences=[log_transition],
         return_updates=False)
-    loglik = ptt.logsumexp(alphas[-1])
+    loglik = logsumexp(alphas[-1], axis=0)
     wrt = [initial_logits, transition_logits, means]
     compiled = pytensor.function([ys, *wrt], [loglik, *pytensor.grad(loglik, wrt)], mode="NUMBA")
     arguments = hmm_arguments()
@@ -407,6 +413,14 @@ def logistic_arguments() -> tuple[Array, Array, Array]:
     return X, y, w
 
 
+def _indexed_model(terms: int) -> Model:
+    return Model(
+        f"indexed-{terms}", f"{terms} indexed scalar terms, + gradient",
+        lambda edit: indexed_graph(terms, edit), lambda: indexed_arguments(terms),
+        lambda: indexed_jax(terms), lambda: indexed_pytensor(terms), ("term",),
+    )
+
+
 def _first(build: Callable[[], tuple[Run, str]]) -> Callable[[], Run]:
     """bench_loops' builders return a run and a description: the run."""
     return lambda: build()[0]
@@ -418,12 +432,7 @@ MODELS: dict[str, Model] = {
         Model("kalman", f"2-d Kalman filter, T = {KALMAN_STEPS}, inv + slogdet in the loop, "
               "loglik + gradient", kalman_graph, kalman_arguments, kalman_jax,
               kalman_pytensor, ("constant", "term")),
-        *(
-            Model(f"indexed-{n}", f"{n} indexed scalar terms, + gradient",
-                  lambda edit, n=n: indexed_graph(n, edit), lambda n=n: indexed_arguments(n),
-                  lambda n=n: indexed_jax(n), lambda n=n: indexed_pytensor(n), ("term",))
-            for n in (25, 50, 100, 500)
-        ),
+        *(_indexed_model(terms) for terms in (25, 50, 100, 500)),
         Model("hmm", f"{HMM_STATES}-state HMM forward algorithm, T = {HMM_STEPS} (logsumexp "
               "in the loop), + gradient", hmm_graph, hmm_arguments, hmm_jax, hmm_pytensor,
               ("constant", "term")),
