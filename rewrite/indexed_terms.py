@@ -400,7 +400,7 @@ def scattered(
     parts: list[Variable] = []
     write_of: list[int] = []  # the write each part belongs to
     for number, (write, node) in enumerate(writes):
-        split = _only_read_by(write.value, node, context)
+        split = _is_addition(write.value.owner) and _only_read_by(write.value, node, context)
         summands = summands_of(write.value, context) if split else [write.value]
         parts += summands
         write_of += [number] * len(summands)
