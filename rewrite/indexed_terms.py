@@ -127,10 +127,14 @@ def _leaf(variable: Variable) -> Entry:
 
 
 def _is_computed(variable: Variable) -> bool:
-    match variable.owner:
-        case Apply(op=Elemwise(destroy_map=())) if variable.ndim == 0:
-            return True
-    return False
+    """Whether `variable` is a scalar an elementwise node computes (part of a term)."""
+    owner = variable.owner
+    return (
+        owner is not None
+        and isinstance(owner.op, Elemwise)
+        and not owner.op.destroy_map
+        and not variable.type.shape
+    )
 
 
 def term_of(scalar: Variable) -> Term | None:
@@ -142,14 +146,14 @@ def term_of(scalar: Variable) -> Term | None:
     of its own, so that a leaf two uses happen to share in one term (`2.0 * x[1] ** 2.0`
     is one constant used twice, `x[0] * x[2 * 0]` one read) does not set that term
     apart from the others (`3.0 * x[2] ** 2.0`)."""
-    position: dict[Variable, int] = {}
+    # Computed variables by their node (single-output, and a node's hash is cached).
+    position: dict[Apply, int] = {}
     template: list[Entry] = []
     leaves: list[Variable] = []
 
     def use(variable: Variable) -> int:
-        found = position.get(variable)
-        if found is not None:
-            return found
+        if variable.owner is not None and variable.owner in position:
+            return position[variable.owner]
         entry = _leaf(variable)
         if not isinstance(entry, Fixed):
             leaves.append(variable)
@@ -157,22 +161,26 @@ def term_of(scalar: Variable) -> Term | None:
         return len(template) - 1
 
     computed = 0
-    stack: list[tuple[Variable, bool]] = [(scalar, False)]
+    stack: list[tuple[Apply, bool]] = []
+    if _is_computed(scalar) and scalar.owner is not None:
+        stack.append((scalar.owner, False))
     while stack:
-        variable, inputs_done = stack.pop()
-        node = variable.owner
-        if variable in position or node is None or not _is_computed(variable):
+        node, inputs_done = stack.pop()
+        if node in position:
             continue
         if inputs_done:
             inputs = tuple(use(v) for v in node.inputs)
-            position[variable] = len(template)
+            position[node] = len(template)
             template.append(Computed(node.op, inputs))
             continue
         computed += 1
         if computed > MAX_TERM_NODES:
             return None
-        stack.append((variable, True))
-        stack.extend((v, False) for v in reversed(node.inputs) if v not in position)
+        stack.append((node, True))
+        for variable in reversed(node.inputs):
+            owner = variable.owner
+            if owner is not None and owner not in position and _is_computed(variable):
+                stack.append((owner, False))
     use(scalar)
     reads = any(isinstance(entry, ReadSlot) for entry in template)
     return Term(tuple(template), tuple(leaves)) if reads else None
