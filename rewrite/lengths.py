@@ -4,7 +4,9 @@ it (`length_root`).
 
 An elementwise result has the lengths of the inputs it does not broadcast, a transpose
 its input's permuted, a matrix product its operands' rows and columns, a solve its
-right-hand side's, a factor or an inverse its matrix's. The shape rules read lengths
+right-hand side's, a factor or an inverse its matrix's; an array allocated, broadcast
+or reshaped to a shape has the lengths that shape is read off, and `arange(n)` has
+length n where n is a length. The shape rules read lengths
 off these inputs (`rewrite.shapes.length_of_input`), and the rules that ask whether a
 length is some variable's (`rewrite.index_items.is_length_of`, the loop rules' step
 counts) compare roots, so they recognize a length however far it was read off.
@@ -18,15 +20,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from fgraph import Variable
+from fgraph import Apply, Variable
+from ops.broadcast import BroadcastTo
+from ops.creation import Alloc, ARange
 from ops.dimshuffle import DimShuffle
 from ops.elemwise import Elemwise
 from ops.factorizations import Cholesky
+from ops.fused import Fused
 from ops.indexing import FULL_SLICE, IndexUpdate, NewAxis, Slice
 from ops.matmul import MatMul
 from ops.matrix_op import MatrixOp
 from ops.reduction import Cumulative, Reduction
-from ops.reshape import SpecifyShape
+from ops.reshape import Reshape, SpecifyShape
+from ops.shape_vector import MakeVector, Shape, ShapeI, static_value
 from ops.solves import CholeskySolve, Inv, Solve, SolveTriangular
 from ops.sort import Sort
 from ops.subtensor import Subtensor
@@ -46,7 +52,7 @@ def length_source(x: Variable, axis: int) -> tuple[Variable, int] | None:
     if node is None:
         return None
     match node.op:
-        case Elemwise():
+        case Elemwise() | Fused():
             return _broadcast_source(node.inputs, axis)
         case DimShuffle(order=order):
             kept = order[axis]
@@ -60,6 +66,12 @@ def length_source(x: Variable, axis: int) -> tuple[Variable, int] | None:
             return _whole_axis_source(node.inputs[0], entries, axis)
         case MatMul():
             return _core_source(node.inputs, (0, 1), axis, x.ndim)
+        case Alloc() | BroadcastTo() | Reshape():
+            return _entry_source(node.inputs[1], axis)
+        case ARange():
+            start, stop, step = node.inputs
+            if static_value(start) == 0 and static_value(step) == 1:
+                return _read_length(stop)
         case MatrixOp() if type(node.op) in SAME_CORE_AS_INPUT:
             source = SAME_CORE_AS_INPUT[type(node.op)]
             return _core_source(node.inputs, (source, source), axis, x.ndim)
@@ -93,6 +105,24 @@ def _core_source(
         return _broadcast_source(inputs, axis)
     source = inputs[sources[axis - rank + 2]]
     return source, source.ndim - rank + axis
+
+
+def _entry_source(vector: Variable, k: int) -> tuple[Variable, int] | None:
+    """The variable and axis whose length entry k of a shape vector reads."""
+    match vector.owner:
+        case Apply(op=Shape(), inputs=(source,)):
+            return source, k
+        case Apply(op=MakeVector(), inputs=entries):
+            return _read_length(entries[k])
+    return None
+
+
+def _read_length(length: Variable) -> tuple[Variable, int] | None:
+    """The variable and axis a scalar is the length of (`ShapeI`), if it is one."""
+    match length.owner:
+        case Apply(op=ShapeI(axis=axis), inputs=(source,)):
+            return source, axis
+    return None
 
 
 def _whole_axis_source(

@@ -1,7 +1,8 @@
 """Lengths read off inputs (`rewrite.lengths`, `rewrite.shapes.length_of_input`) on
 random chains of the ops they pass through: elementwise work with broadcasting,
 transposes, new axes, reductions, matrix products, triangular solves, Cholesky factors,
-basic indexing, updates, running sums and sorts, over inputs of unknown lengths. Every
+basic indexing, updates, running sums and sorts, allocations, reshapes and aranges to
+lengths, over inputs of unknown lengths. Every
 length of every intermediate is an output. The rewritten graph must be valid, give the
 reference evaluator's values, and read every length off a variable that has it of its
 own (no `ShapeI` left whose input has a source). Seeded, so a failure reproduces."""
@@ -49,7 +50,7 @@ class RandomChain:
     def step(self, term: Variable, shape: tuple[int, ...]) -> tuple[Variable, tuple[int, ...]]:
         """One op applied to `term` (of run-time `shape`): the result and its shape."""
         rank = len(shape)
-        choices = ["elementwise", "unary", "expand", "update", "cumsum", "sort"]
+        choices = ["elementwise", "unary", "expand", "update", "cumsum", "sort", "filled", "count"]
         if min(shape[:2]) >= 2:
             choices.append("index")
         if rank >= 2:
@@ -60,6 +61,15 @@ class RandomChain:
             return term * self.input(self.array(lengths, 0.5, 1.5), broadcast=True), shape
         if choice == "unary":
             return pt.exp(pt.tanh(term)), shape
+        if choice == "filled":  # an array allocated to term's shape, or term reshaped to it
+            lengths = [term.shape[axis] for axis in range(rank)]
+            target = term.shape if self.rng.random() < 0.5 else lengths
+            if self.rng.random() < 0.5:
+                return term + pt.broadcast_to(0.25, target), shape
+            return pt.reshape(pt.flatten(term), target), shape
+        if choice == "count":  # arange(n) along the last axis
+            counted = pt.arange(term.shape[rank - 1]).astype("float64")
+            return term * counted, shape
         if choice == "expand":
             axis = self.rng.randint(0, rank)
             return pt.expand_dims(term, axis), (*shape[:axis], 1, *shape[axis:])

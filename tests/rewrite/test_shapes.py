@@ -24,7 +24,7 @@ from rewrite.shapes import (
     shape_of_shaping_op,
     subtensor_of_filled,
 )
-from tests.rewrite.algebra_checks import check_rewrite, ops_of, random_value
+from tests.rewrite.algebra_checks import check_rewrite, ops_of, random_value, rewritten
 
 SHAPE_OF = RuleSet("shape_of", (shape_of_shaping_op,))
 LENGTH_OF = RuleSet("length_of", (length_of_shaping_op,))
@@ -133,9 +133,20 @@ def test_lengths_of_whole_axes_of_an_index_are_the_indexed_arrays() -> None:
     assert result.outputs == (shape_i(x, 1), shape_i(x, 2), shape_i(x, 2), shape_i(sliced, 1))
 
 
+def test_lengths_of_filled_reshaped_and_counted_arrays_are_the_lengths_they_take() -> None:
+    x, y = pt.matrix("x"), pt.vector("y")
+    filled = pt.broadcast_to(0.5, x.shape)
+    reshaped = pt.reshape(y, (x.shape[1], x.shape[0]))
+    graph = Graph([x, y], [shape_i(filled, 1), shape_i(reshaped, 0), shape_i(pt.arange(y.shape[0]), 0)])
+    result = check_rewrite(rewritten(graph, READ_OFF), OF_INPUT, random_value(x), np.arange(16.0))
+    assert result.outputs == (shape_i(x, 1), shape_i(x, 1), shape_i(y, 0))
+
+
 def test_length_of_a_new_or_sliced_axis_is_kept() -> None:
     x = pt.vector("x")
-    graph = Graph([x], [shape_i(x[1:], 0), shape_i(pt.linalg.det(pt.outer(x, x)[None]), 0)])
+    graph = Graph([x], [shape_i(x[1:], 0), shape_i(pt.linalg.det(pt.outer(x, x)[None]), 0),
+                        shape_i(pt.arange(1, x.shape[0]), 0), shape_i(pt.arange(0, x.shape[0], 2), 0)])
+    graph = rewritten(graph, READ_OFF)
     assert check_rewrite(graph, OF_INPUT, np.arange(3.0)) is graph
 
 
