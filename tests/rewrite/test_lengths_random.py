@@ -57,13 +57,13 @@ class RandomChain:
             choices += ["transpose", "reduce", "matmul", "solve", "cholesky"]
         choice = self.rng.choice(choices)
         if choice == "elementwise":
-            lengths = tuple(1 if self.rng.random() < 0.4 else n for n in shape)
-            return term * self.input(self.array(lengths, 0.5, 1.5), broadcast=True), shape
+            partner = tuple(1 if self.rng.random() < 0.4 else n for n in shape)
+            return term * self.input(self.array(partner, 0.5, 1.5), broadcast=True), shape
         if choice == "unary":
             return pt.exp(pt.tanh(term)), shape
         if choice == "filled":  # an array allocated to term's shape, or term reshaped to it
-            lengths = [term.shape[axis] for axis in range(rank)]
-            target = term.shape if self.rng.random() < 0.5 else lengths
+            entries = [term.shape[axis] for axis in range(rank)]
+            target = term.shape if self.rng.random() < 0.5 else entries
             if self.rng.random() < 0.5:
                 return term + pt.broadcast_to(0.25, target), shape
             return pt.reshape(pt.flatten(term), target), shape
