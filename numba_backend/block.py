@@ -14,7 +14,9 @@ from fgraph import Apply, Constant, Graph, Variable, display_name
 from numba_backend import split
 from numba_backend.body import element_body
 from numba_backend.loops import summed_loop
-from numba_backend.registry import ModuleBuilder, NodeInfo, numba_kernel
+from numba_backend.registry import (
+    ModuleBuilder, NodeInfo, is_size_one, numba_kernel, one_element_array, scalar_use,
+)
 from ops.elemwise import Elemwise
 from ops.fused import Fused
 from ops.reduction import Sum
@@ -24,7 +26,8 @@ def emit_block(
     graph: Graph, names: dict[Variable, str], module: ModuleBuilder, prefix: str = ""
 ) -> list[str]:
     """Statements computing every node of `graph`; `names` maps the graph's inputs to the
-    names holding them and receives the names of every computed variable."""
+    names holding them (arrays) and receives the names of every computed variable (of
+    the graph's outputs, arrays; of other 0-d values, maybe scalars: see `Scalars`)."""
 
     def name_of(variable: Variable) -> str:
         found = names.get(variable)
@@ -35,16 +38,20 @@ def emit_block(
         raise ValueError(f"{variable!r} is used before it is computed")
 
     positions = {node: number for number, node in enumerate(graph.nodes)}
+    scalars = Scalars(graph)
 
-    def info_of(node: Apply) -> NodeInfo:
+    def info_of(node: Apply, arrays: dict[int, str]) -> NodeInfo:
         number = positions[node]
+        reads = scalars.read_by(node)
         return NodeInfo(
-            inputs=tuple(name_of(variable) for variable in node.inputs),
+            inputs=tuple(arrays.get(k) or name_of(v) for k, v in enumerate(node.inputs)),
             outputs=tuple(f"{prefix}v{number}_{k}" for k in range(len(node.output_types))),
             input_types=tuple(variable.type for variable in node.inputs),
             output_types=node.output_types,
             prefix=f"{prefix}n{number}_",
             input_labels=tuple(describe(variable) for variable in node.inputs),
+            scalar_inputs=tuple(v in scalars.made and read for v, read in zip(node.inputs, reads)),
+            scalar_outputs=tuple(output in scalars.made for output in node.outputs),
         )
 
     summed = summed_producers(graph)
@@ -53,20 +60,89 @@ def emit_block(
     for node in graph.nodes:
         if node in absorbed:
             continue  # computed inside the loop of the Sum that reads it
+        made, arrays = scalars.arrays_for(node, names)
+        lines += made
         producer = summed.get(node)
         if producer is None:
-            info = info_of(node)
+            info = info_of(node, arrays)
             lines.extend(numba_kernel(node.op, info, module))
         else:
-            producer_info = info_of(producer)
+            producer_info = info_of(producer, {})
             names[producer.out] = producer_info.outputs[0]  # a name only, never an array
-            info = info_of(node)
+            info = info_of(node, arrays)
             lines.extend(sum_while_computing(producer, producer_info, info, module))
         for output, name in zip(node.outputs, info.outputs):
             names[output] = name
     for result in graph.outputs:
         names.setdefault(result, name_of(result))
+        made, array = scalars.array_of(result, names[result])
+        lines += made
+        names[result] = array
     return lines
+
+
+class Scalars:
+    """Which 0-d values (and values of one element) of a graph are plain numba scalars,
+    and their arrays.
+
+    A 0-d result is a scalar when its kernel can make one (`registry.scalar_kernel`) and
+    a kernel reading it reads it as a scalar. Kernels that need it as an array, and the
+    graph's outputs, get an array made from it before they run: one per value, or a
+    fresh one for a kernel that overwrites it in place."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.made: set[Variable] = set()
+        """The 0-d results that are scalars."""
+        self._arrays: dict[Variable, str] = {}
+        for node in graph.nodes:
+            use = scalar_use(node.op)
+            if use is None or not use.makes:
+                continue
+            for output in node.outputs:
+                clients = graph.clients.get(output, ())
+                one = output.ndim == 0 or (use.size_one and is_size_one(output.type))
+                if one and any(_reads_scalar(c, k) for c, k in clients):
+                    self.made.add(output)
+
+    def read_by(self, node: Apply) -> tuple[bool, ...]:
+        """Per input of `node`, whether its kernel reads it as a scalar."""
+        return tuple(_reads_scalar(node, k) for k in range(len(node.inputs)))
+
+    def arrays_for(
+        self, node: Apply, names: dict[Variable, str]
+    ) -> tuple[list[str], dict[int, str]]:
+        """Lines making 0-d arrays of the scalars `node`'s kernel reads as arrays, and
+        the array's name for each such input."""
+        lines: list[str] = []
+        arrays: dict[int, str] = {}
+        destroyed = {k for _, k in node.op.destroy_map}
+        for k, variable in enumerate(node.inputs):
+            if variable in self.made and not _reads_scalar(node, k):
+                made, arrays[k] = self.array_of(variable, names[variable], k in destroyed)
+                lines += made
+        return lines, arrays
+
+    def array_of(
+        self, variable: Variable, name: str, fresh: bool = False
+    ) -> tuple[list[str], str]:
+        """Lines making a 0-d array of `variable` (named `name`) if it is a scalar (once,
+        unless `fresh`), and the name of the array (`name` itself for an array)."""
+        if variable not in self.made:
+            return [], name
+        array = self._arrays.get(variable)
+        if array is not None and not fresh:
+            return [], array
+        array = f"{name}_a{len(self._arrays)}" if fresh else f"{name}_a"
+        self._arrays.setdefault(variable, array)
+        return one_element_array(array, name, variable.type), array
+
+
+def _reads_scalar(node: Apply, k: int) -> bool:
+    use = scalar_use(node.op)
+    if use is None or not use.reads(node.op, k):
+        return False
+    value = node.inputs[k].type
+    return value.ndim == 0 or (use.size_one and is_size_one(value))
 
 
 def describe(variable: Variable) -> str:
@@ -118,5 +194,4 @@ def sum_while_computing(
     if not isinstance(producer.op, (Elemwise, Fused)):
         raise TypeError(f"cannot sum while computing {producer.op}")
     body = element_body(producer.op, producer_info, module)
-    total_type = info.output_types[0]
-    return summed_loop(producer_info, body, module, info.outputs[0], total_type)
+    return summed_loop(producer_info, body, module, info)

@@ -2,7 +2,8 @@
 
 Shapes arrive as int64 vector variables; numba wants tuples, so a target of static rank
 r becomes `(s[0], ..., s[r-1])`, with the lengths known when the graph was built written
-as literals. Scalars travel as 0-d arrays and are read with `[()]`.
+as literals. Lengths (`ShapeI`) are plain integers where the block holds them as
+scalars (`registry.scalar_kernel`).
 """
 
 from __future__ import annotations
@@ -10,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from fgraph.types import Shape as StaticShape
-from numba_backend.registry import ModuleBuilder, NodeInfo, dtype_expression, numba_kernel
+from numba_backend.registry import (
+    ModuleBuilder, NodeInfo, dtype_expression, numba_kernel, scalar_kernel,
+)
 from ops.broadcast import BroadcastTo
 from ops.reshape import Reshape, SpecifyShape
 from ops.shape_vector import MakeVector, Shape, ShapeI
@@ -43,17 +46,15 @@ def _shape(op: Shape, node: NodeInfo, module: ModuleBuilder) -> list[str]:
 
 
 @numba_kernel.register
+@scalar_kernel()
 def _shape_i(op: ShapeI, node: NodeInfo, module: ModuleBuilder) -> list[str]:
-    (output,) = node.outputs
-    return [
-        f"{output} = new_array((), np.int64)",
-        f"{output}[()] = {node.inputs[0]}.shape[{op.axis}]",
-    ]
+    return node.assign_scalar(0, f"{node.inputs[0]}.shape[{op.axis}]")
 
 
 @numba_kernel.register
+@scalar_kernel()
 def _make_vector(op: MakeVector, node: NodeInfo, module: ModuleBuilder) -> list[str]:
-    return _vector(node.outputs[0], [f"{name}[()]" for name in node.inputs])
+    return _vector(node.outputs[0], [node.scalar(k) for k in range(len(node.inputs))])
 
 
 @numba_kernel.register
