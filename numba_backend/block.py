@@ -20,6 +20,7 @@ from numba_backend.registry import (
 from ops.elemwise import Elemwise
 from ops.fused import Fused
 from ops.reduction import Sum
+from rewrite.lengths import length_root
 
 
 def emit_block(
@@ -52,6 +53,9 @@ def emit_block(
             input_labels=tuple(describe(variable) for variable in node.inputs),
             scalar_inputs=tuple(v in scalars.made and read for v, read in zip(node.inputs, reads)),
             scalar_outputs=tuple(output in scalars.made for output in node.outputs),
+            input_lengths=tuple(
+                tuple(length_root(v, axis) for axis in range(v.ndim)) for v in node.inputs
+            ),
         )
 
     summed = summed_producers(graph)

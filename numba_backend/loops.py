@@ -27,24 +27,33 @@ from ops.fused import Fused
 
 def loop_lengths(node: NodeInfo) -> tuple[list[str], list[str]]:
     """Per axis, the loop length's expression, and the lines computing and checking them:
-    inputs broadcast only along static length-1 axes; others must match at run time."""
+    inputs broadcast only along static length-1 axes; others must match at run time,
+    unless their types say they do (a static length) or the graph does (a length read
+    off the same variable: `NodeInfo.same_length`)."""
     prefix = node.prefix
     lines: list[str] = []
     lengths: list[str] = []
-    for axis in range(node.output_types[0].ndim):
+    for axis, static in enumerate(node.output_types[0].shape):
         sources = [k for k, t in enumerate(node.input_types) if t.shape[axis] != 1]
         if not sources:
             lengths.append("1")
             continue
-        first = node.inputs[sources[0]]
-        lengths.append(f"{prefix}n{axis}")
-        lines.append(f"{prefix}n{axis} = {first}.shape[{axis}]")
-        for other in sources[1:]:
+        if static is not None:  # inputs of unknown length there are checked against it
+            reference, length = None, str(static)
+        else:
+            reference, length = sources[0], f"{prefix}n{axis}"
+            lines.append(f"{length} = {node.inputs[reference]}.shape[{axis}]")
+        lengths.append(length)
+        for other in sources:
+            if other == reference or node.input_types[other].shape[axis] is not None:
+                continue
+            if reference is not None and node.same_length(reference, other, axis):
+                continue
             lines += [
-                f"if {node.inputs[other]}.shape[{axis}] != {prefix}n{axis}:",
+                f"if {node.inputs[other]}.shape[{axis}] != {length}:",
                 f"    raise ValueError('elementwise inputs {node.label(sources[0])} and "
                 f"{node.label(other)} differ in length along axis {axis}: {{}} and {{}} "
-                f"(broadcasting needs a static length of 1)', {prefix}n{axis}, "
+                f"(broadcasting needs a static length of 1)', {length}, "
                 f"{node.inputs[other]}.shape[{axis}])",
             ]
     return lines, lengths

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import TypeVar
 
 import attrs
@@ -52,6 +52,9 @@ class NodeInfo:
     scalar_outputs: tuple[bool, ...] = ()
     """Per output, whether the kernel is to make it a plain numba scalar rather than a
     0-d array (only a `scalar_kernel` is asked; empty: none)."""
+    input_lengths: tuple[tuple[Hashable, ...], ...] = ()
+    """Per input, per axis, where its length is read off (`rewrite.lengths.length_root`):
+    inputs with equal keys have equal lengths there by construction (empty: unknown)."""
 
     def label(self, k: int) -> str:
         """Input k as an error message names it (escaped for a single-quoted literal)."""
@@ -67,6 +70,13 @@ class NodeInfo:
     def holds_scalar(self, k: int) -> bool:
         """Whether input k's name holds a plain scalar."""
         return bool(self.scalar_inputs) and self.scalar_inputs[k]
+
+    def same_length(self, k: int, other: int, axis: int) -> bool:
+        """Whether inputs k and `other` have equal lengths along `axis` by construction
+        (so a run-time check of it cannot fail)."""
+        if not self.input_lengths:
+            return False
+        return self.input_lengths[k][axis] == self.input_lengths[other][axis]
 
     def makes_scalar(self, k: int) -> bool:
         """Whether output k is to be a plain scalar."""

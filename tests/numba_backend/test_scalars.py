@@ -1,7 +1,8 @@
 """0-d values computed in the entry function are plain numba scalars where the kernels
 computing and reading them take scalars (`numba_backend.registry.scalar_kernel`), 0-d
-arrays where a kernel or the caller needs an array. Values and dtypes against the
-reference evaluator, and the generated code's shape."""
+arrays where a kernel or the caller needs an array; elementwise loops check only the
+lengths that can differ. Values and dtypes against the reference evaluator, and the
+generated code's shape."""
 
 from __future__ import annotations
 
@@ -105,3 +106,19 @@ def test_a_loop_of_scalars_reads_scalar_initial_values_and_step_counts() -> None
     entry = _check([x], [ys[-1], ys], np.array([0.5, 0.25, 0.125]))
     assert "int(v0_0)" in entry and "_a = new_array((), " not in entry  # no 0-d array made
     assert entry.count("new_array((), ") == 2  # the loop's final value, the first output
+
+
+def test_lengths_read_off_one_input_are_not_checked() -> None:
+    x, y = pt.vector("x"), pt.vector("y")
+    same = pt.exp(x) * (x + 1.0) - pt.sort(x)  # every length is x's
+    entry = _check([x, y], [same, same * y], np.arange(3.0), np.ones(3))
+    assert entry.count("differ in length") == 1  # only y against x
+    with pytest.raises(ValueError, match="differ in length along axis 0: 3 and 2"):
+        function([x, y], same * y)(np.arange(3.0), np.ones(2))
+
+
+def test_static_lengths_are_not_checked_and_bound_the_loops() -> None:
+    x, y = pt.tensor("x", shape=(3, None)), pt.tensor("y", shape=(3, 2))
+    entry = _check([x, y], [pt.exp(x) + y], np.ones((3, 2)), np.ones((3, 2)))
+    assert entry.count("differ in length") == 1  # axis 1 of x, against 2
+    assert "range(3)" in entry and "range(2)" in entry
