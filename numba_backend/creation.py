@@ -11,15 +11,33 @@ from fgraph.dtypes import is_bool, is_inexact, is_integer
 from numba_backend.registry import (
     ModuleBuilder, NodeInfo, dtype_expression, numba_kernel, scalar_kernel,
 )
+from numba_backend.loops import element_assignment
 from numba_backend.shape import shape_tuple
 from ops.creation import Alloc, AllocEmpty, ARange, Eye
 
 
+def _fill_value(op: object, k: int) -> bool:
+    return k == 0
+
+
 @numba_kernel.register
+@scalar_kernel(reads=_fill_value, makes=False)
 def _alloc(op: Alloc, node: NodeInfo, module: ModuleBuilder) -> list[str]:
+    """A 0-d value (a fill, as in `zeros`) is written into a fresh array element by
+    element, with no broadcasting overload for numba to compile."""
     value, target = node.inputs
     shape = shape_tuple(target, op.shape)
-    return [f"{node.outputs[0]} = np.copy(np.broadcast_to({value}, {shape}))"]
+    (output,) = node.outputs
+    if node.input_types[0].ndim:
+        return [f"{output} = np.copy(np.broadcast_to({value}, {shape}))"]
+    rank = len(op.shape)
+    if rank == 0:
+        return [f"{output} = new_array((), {dtype_expression(node.output_types[0].dtype)})",
+                f"{output}[()] = {node.scalar(0)}"]
+    dtype = dtype_expression(node.output_types[0].dtype)
+    fill = f"{node.prefix}v"
+    return [f"{fill} = {node.scalar(0)}", f"{output} = new_array({shape}, {dtype})",
+            *element_assignment(output, fill, output, rank, f"{node.prefix}j", source_shape=())]
 
 
 @numba_kernel.register

@@ -66,10 +66,6 @@ def _after_source(op: object, k: int) -> bool:
     return k >= 1
 
 
-def _after_value(op: object, k: int) -> bool:
-    return k >= 2
-
-
 @numba_kernel.register
 @scalar_kernel(reads=_after_source)
 def _subtensor(op: Subtensor, node: NodeInfo, module: ModuleBuilder) -> list[str]:
@@ -129,8 +125,11 @@ def update_broadcast_check(
 
 
 @numba_kernel.register
-@scalar_kernel(reads=_after_value)
+@scalar_kernel(reads=_after_source)
 def _inc_subtensor(op: IncSubtensor, node: NodeInfo, module: ModuleBuilder) -> list[str]:
+    """The value is read as it broadcasts against the region (checked as
+    `IndexUpdate.check_values` does): along its static length-1 axes at 0, a 0-d value
+    as a scalar, written into every element."""
     source, value = node.inputs[:2]
     (output,) = node.outputs
     prefix = node.prefix
@@ -144,11 +143,11 @@ def _inc_subtensor(op: IncSubtensor, node: NodeInfo, module: ModuleBuilder) -> l
         isinstance(entry, NewAxis) - isinstance(entry, (int, Symbolic)) for entry in entries
     )
     if rank == 0:
-        return [*lines, f"{output}{index if op.idx_list else '[()]'} {assign} {value}[()]"]
-    region, broadcast = f"{prefix}r", f"{prefix}b"
-    lines += [
-        f"{region} = {output}{index}" if op.idx_list else f"{region} = {output}",
-        *update_broadcast_check(op, value, node.input_types[1], f"{region}.shape", rank),
-        f"{broadcast} = np.broadcast_to({value}, {region}.shape)",
-    ]
-    return [*lines, *element_assignment(region, broadcast, region, rank, f"{prefix}j", assign)]
+        return [*lines, f"{output}{index if op.idx_list else '[()]'} {assign} {node.scalar(1)}"]
+    region = f"{prefix}r"
+    lines.append(f"{region} = {output}{index}" if op.idx_list else f"{region} = {output}")
+    value_type = node.input_types[1]
+    source = node.scalar(1) if not value_type.ndim else value
+    lines += update_broadcast_check(op, value, value_type, f"{region}.shape", rank)
+    return [*lines, *element_assignment(
+        region, source, region, rank, f"{prefix}j", assign, source_shape=value_type.shape)]

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 import attrs
 
 from fgraph import TensorType
+from fgraph.types import Shape as StaticShape
 
 from numba_backend.body import ElementBody, element_body, element_position
 from numba_backend.reduction import REASSOCIABLE
@@ -61,11 +62,14 @@ def loop_lengths(node: NodeInfo) -> tuple[list[str], list[str]]:
 
 def element_assignment(
     target: str, source: str, shape_of: str, rank: int, counter: str, assign: str = "=",
-    lead: str = "",
+    lead: str = "", source_shape: StaticShape | None = None,
 ) -> list[str]:
     """`target[lead, ...] assign source[...]` element by element over the shape of
     `shape_of` (numba's setitem of an array into a slice is a broadcasting overload
-    costing seconds of compile time); `lead` is an index before the element's."""
+    costing seconds of compile time); `lead` is an index before the element's. With
+    `source_shape`, the source broadcasts as NumPy's would (its static shape: read at 0
+    along its axes of static length 1, its leading missing axes not at all; a 0-d
+    source is one scalar value assigned to every element)."""
     lines: list[str] = []
     indent = ""
     for axis in range(rank):
@@ -73,7 +77,15 @@ def element_assignment(
         indent += "    "
     index = ", ".join(f"{counter}{axis}" for axis in range(rank))
     into = f"{target}[{lead}, {index}]" if lead else f"{target}[{index}]"
-    return [*lines, f"{indent}{into} {assign} {source}[{index}]"]
+    if source_shape is None:
+        value = f"{source}[{index}]"
+    elif not source_shape:
+        value = source
+    else:
+        missing = rank - len(source_shape)
+        read = ("0" if n == 1 else f"{counter}{missing + a}" for a, n in enumerate(source_shape))
+        value = f"{source}[{', '.join(read)}]"
+    return [*lines, f"{indent}{into} {assign} {value}"]
 
 
 PARALLEL_MIN_SIZE = 1 << 16
