@@ -20,7 +20,7 @@ from numba_backend.registry import (
 from ops.elemwise import Elemwise
 from ops.fused import Fused
 from ops.reduction import Sum
-from rewrite.lengths import length_root
+from rewrite.lengths import Length, length_root
 
 
 def emit_block(
@@ -40,6 +40,7 @@ def emit_block(
 
     positions = {node: number for number, node in enumerate(graph.nodes)}
     scalars = Scalars(graph)
+    roots: dict[Length, Length] = {}
 
     def info_of(node: Apply, arrays: dict[int, str]) -> NodeInfo:
         number = positions[node]
@@ -54,7 +55,7 @@ def emit_block(
             scalar_inputs=tuple(v in scalars.made and read for v, read in zip(node.inputs, reads)),
             scalar_outputs=tuple(output in scalars.made for output in node.outputs),
             input_lengths=tuple(
-                tuple(length_root(v, axis) for axis in range(v.ndim)) for v in node.inputs
+                tuple(length_root(v, axis, roots) for axis in range(v.ndim)) for v in node.inputs
             ),
         )
 
@@ -96,7 +97,7 @@ class Scalars:
 
     def __init__(self, graph: Graph) -> None:
         self.made: set[Variable] = set()
-        """The 0-d results that are scalars."""
+        """The results (0-d, or of one element) that are scalars."""
         self._arrays: dict[Variable, str] = {}
         for node in graph.nodes:
             use = scalar_use(node.op)
@@ -115,8 +116,8 @@ class Scalars:
     def arrays_for(
         self, node: Apply, names: dict[Variable, str]
     ) -> tuple[list[str], dict[int, str]]:
-        """Lines making 0-d arrays of the scalars `node`'s kernel reads as arrays, and
-        the array's name for each such input."""
+        """Lines making arrays of the scalars `node`'s kernel reads as arrays, and the
+        array's name for each such input."""
         lines: list[str] = []
         arrays: dict[int, str] = {}
         destroyed = {k for _, k in node.op.destroy_map}
@@ -129,15 +130,17 @@ class Scalars:
     def array_of(
         self, variable: Variable, name: str, fresh: bool = False
     ) -> tuple[list[str], str]:
-        """Lines making a 0-d array of `variable` (named `name`) if it is a scalar (once,
-        unless `fresh`), and the name of the array (`name` itself for an array)."""
+        """Lines making an array of `variable` (named `name`) if it is a scalar (once,
+        unless `fresh`: for a kernel that overwrites it), and the array's name (`name`
+        itself for an array)."""
         if variable not in self.made:
             return [], name
-        array = self._arrays.get(variable)
-        if array is not None and not fresh:
-            return [], array
-        array = f"{name}_a{len(self._arrays)}" if fresh else f"{name}_a"
-        self._arrays.setdefault(variable, array)
+        if fresh:
+            array = f"{name}_f"
+        elif variable in self._arrays:
+            return [], self._arrays[variable]
+        else:
+            array = self._arrays[variable] = f"{name}_a"
         return one_element_array(array, name, variable.type), array
 
 

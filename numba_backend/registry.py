@@ -10,10 +10,10 @@ depends only on the graph's structure.
 
 A 0-d value is a 0-d array unless both the kernel computing it and one reading it are
 marked `scalar_kernel` (likewise a value of one element, such as a scalar given an axis
-to broadcast along, for the kernels that take those): then it is a plain numba scalar (`NodeInfo.scalar_inputs`,
-`NodeInfo.scalar_outputs`), which numba types and lowers at a fraction of an array's
-cost (no allocation, no indexing). `emit_block` decides, and makes a 0-d array of a
-scalar for the kernels that need one.
+to broadcast along, for the kernels that take those): then it is a plain numba scalar
+(`NodeInfo.scalar_inputs`, `NodeInfo.scalar_outputs`), which numba types and lowers at
+a fraction of an array's cost (no allocation, no indexing). `emit_block` decides, and
+makes an array of a scalar for the kernels that need one.
 """
 
 from __future__ import annotations

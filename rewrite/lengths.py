@@ -78,13 +78,25 @@ def length_source(x: Variable, axis: int) -> tuple[Variable, int] | None:
     return None
 
 
-def length_root(x: Variable, axis: int) -> tuple[Variable, int]:
+Length = tuple[Variable, int]
+"""A variable and one of its axes."""
+
+
+def length_root(x: Variable, axis: int, memo: dict[Length, Length] | None = None) -> Length:
     """The variable and axis `x`'s length along `axis` is read off, following
-    `length_source` as far as it goes (`(x, axis)` itself when it has no source)."""
-    found = (x, axis)
-    while (source := length_source(*found)) is not None:
+    `length_source` as far as it goes (`(x, axis)` itself when it has no source). A
+    caller asking for many lengths of one graph passes a `memo`, which keeps the walks
+    linear in the graph."""
+    memo = {} if memo is None else memo
+    walked: list[Length] = []
+    found: Length = (x, axis)
+    while found not in memo and (source := length_source(*found)) is not None:
+        walked.append(found)
         found = source
-    return found
+    root = memo.get(found, found)
+    for length in (*walked, found):
+        memo[length] = root
+    return root
 
 
 def _broadcast_source(inputs: Sequence[Variable], axis: int) -> tuple[Variable, int] | None:
