@@ -15,7 +15,14 @@ from numba_backend import split
 from numba_backend.body import element_body
 from numba_backend.loops import summed_loop
 from numba_backend.registry import (
-    ModuleBuilder, NodeInfo, is_size_one, numba_kernel, one_element_array, scalar_use,
+    ModuleBuilder,
+    NodeInfo,
+    is_short_vector,
+    is_size_one,
+    numba_kernel,
+    one_element_array,
+    scalar_use,
+    vector_array,
 )
 from ops.elemwise import Elemwise
 from ops.fused import Fused
@@ -44,7 +51,6 @@ def emit_block(
 
     def info_of(node: Apply, arrays: dict[int, str]) -> NodeInfo:
         number = positions[node]
-        reads = scalars.read_by(node)
         return NodeInfo(
             inputs=tuple(arrays.get(k) or name_of(v) for k, v in enumerate(node.inputs)),
             outputs=tuple(f"{prefix}v{number}_{k}" for k in range(len(node.output_types))),
@@ -52,7 +58,7 @@ def emit_block(
             output_types=node.output_types,
             prefix=f"{prefix}n{number}_",
             input_labels=tuple(describe(variable) for variable in node.inputs),
-            scalar_inputs=tuple(v in scalars.made and read for v, read in zip(node.inputs, reads)),
+            scalar_inputs=scalars.read_by(node),
             scalar_outputs=tuple(output in scalars.made for output in node.outputs),
             input_lengths=tuple(
                 tuple(length_root(v, axis, roots) for axis in range(v.ndim)) for v in node.inputs
@@ -88,41 +94,54 @@ def emit_block(
 
 class Scalars:
     """Which 0-d values (and values of one element) of a graph are plain numba scalars,
-    and their arrays.
+    which shape vectors are tuples, and their arrays.
 
     A 0-d result is a scalar when its kernel can make one (`registry.scalar_kernel`) and
-    a kernel reading it reads it as a scalar. Kernels that need it as an array, and the
-    graph's outputs, get an array made from it before they run: one per value, or a
-    fresh one for a kernel that overwrites it in place."""
+    a kernel reading it reads it as a scalar; a shape vector is a tuple on the same
+    terms. Kernels that need an array, and the graph's outputs, get one made from the
+    scalar or tuple before they run: one per value, or a fresh one for a kernel that
+    overwrites it in place."""
 
     def __init__(self, graph: Graph) -> None:
         self.made: set[Variable] = set()
-        """The results (0-d, or of one element) that are scalars."""
+        """The results that are plain values: scalars (0-d, or of one element) and tuples."""
+        self.tuples: set[Variable] = set()
+        """The shape vectors among them, which are tuples."""
         self._arrays: dict[Variable, str] = {}
         for node in graph.nodes:
             use = scalar_use(node.op)
-            if use is None or not use.makes:
+            if use is None:
                 continue
             for output in node.outputs:
                 clients = graph.clients.get(output, ())
-                one = output.ndim == 0 or (use.size_one and is_size_one(output.type))
-                if one and any(_reads_scalar(c, k) for c, k in clients):
-                    self.made.add(output)
+                if use.makes_vectors and is_short_vector(output.type):
+                    if any(_takes_tuple(client, k) for client, k in clients):
+                        self.made.add(output)
+                        self.tuples.add(output)
+                elif use.makes and (output.ndim == 0 or (use.size_one and is_size_one(output.type))):
+                    if any(_takes_scalar(client, k) for client, k in clients):
+                        self.made.add(output)
+
+    def read_plain(self, node: Apply, k: int) -> bool:
+        """Whether `node`'s kernel reads input k as the plain value it is (if it is one)."""
+        if node.inputs[k] in self.tuples:
+            return _takes_tuple(node, k)
+        return _takes_scalar(node, k)
 
     def read_by(self, node: Apply) -> tuple[bool, ...]:
-        """Per input of `node`, whether its kernel reads it as a scalar."""
-        return tuple(_reads_scalar(node, k) for k in range(len(node.inputs)))
+        """Per input of `node`, whether its kernel is handed it as a plain value."""
+        return tuple(v in self.made and self.read_plain(node, k) for k, v in enumerate(node.inputs))
 
     def arrays_for(
         self, node: Apply, names: dict[Variable, str]
     ) -> tuple[list[str], dict[int, str]]:
-        """Lines making arrays of the scalars `node`'s kernel reads as arrays, and the
-        array's name for each such input."""
+        """Lines making arrays of the plain values `node`'s kernel reads as arrays, and
+        the array's name for each such input."""
         lines: list[str] = []
         arrays: dict[int, str] = {}
         destroyed = {k for _, k in node.op.destroy_map}
         for k, variable in enumerate(node.inputs):
-            if variable in self.made and not _reads_scalar(node, k):
+            if variable in self.made and not self.read_plain(node, k):
                 made, arrays[k] = self.array_of(variable, names[variable], k in destroyed)
                 lines += made
         return lines, arrays
@@ -130,9 +149,9 @@ class Scalars:
     def array_of(
         self, variable: Variable, name: str, fresh: bool = False
     ) -> tuple[list[str], str]:
-        """Lines making an array of `variable` (named `name`) if it is a scalar (once,
-        unless `fresh`: for a kernel that overwrites it), and the array's name (`name`
-        itself for an array)."""
+        """Lines making an array of `variable` (named `name`) if it is a plain value
+        (once, unless `fresh`: for a kernel that overwrites it), and the array's name
+        (`name` itself for an array)."""
         if variable not in self.made:
             return [], name
         if fresh:
@@ -141,15 +160,24 @@ class Scalars:
             return [], self._arrays[variable]
         else:
             array = self._arrays[variable] = f"{name}_a"
+        if variable in self.tuples:
+            return vector_array(array, name, variable.type), array
         return one_element_array(array, name, variable.type), array
 
 
-def _reads_scalar(node: Apply, k: int) -> bool:
+def _takes_scalar(node: Apply, k: int) -> bool:
+    """Whether `node`'s kernel may be handed input k as a plain scalar."""
     use = scalar_use(node.op)
     if use is None or not use.reads(node.op, k):
         return False
     value = node.inputs[k].type
     return value.ndim == 0 or (use.size_one and is_size_one(value))
+
+
+def _takes_tuple(node: Apply, k: int) -> bool:
+    """Whether `node`'s kernel may be handed shape vector input k as a tuple."""
+    use = scalar_use(node.op)
+    return use is not None and use.vectors(node.op, k) and is_short_vector(node.inputs[k].type)
 
 
 def describe(variable: Variable) -> str:

@@ -1,27 +1,29 @@
 """Creation ops (`Alloc`, `AllocEmpty`, `ARange`, `Eye`) as fresh arrays.
 
-Shapes arrive as int64 vectors and become tuples (`numba_backend.shape.shape_tuple`);
-scalar inputs are read through `NodeInfo.scalar` (plain scalars where the block holds
-them so).
+Shapes arrive as int64 vectors or tuples and become tuples
+(`numba_backend.shape.shape_tuple`); scalar inputs are read through `NodeInfo.scalar`
+(plain scalars where the block holds them so).
 """
 
 from __future__ import annotations
 
 from fgraph.dtypes import is_bool, is_inexact, is_integer
 from numba_backend.registry import (
-    ModuleBuilder, NodeInfo, dtype_expression, numba_kernel, scalar_kernel,
+    ModuleBuilder,
+    NodeInfo,
+    dtype_expression,
+    no_input,
+    numba_kernel,
+    only_input,
+    scalar_kernel,
 )
 from numba_backend.loops import element_assignment
 from numba_backend.shape import shape_tuple
 from ops.creation import Alloc, AllocEmpty, ARange, Eye
 
 
-def _fill_value(op: object, k: int) -> bool:
-    return k == 0
-
-
 @numba_kernel.register
-@scalar_kernel(reads=_fill_value, makes=False)
+@scalar_kernel(reads=only_input(0), makes=False, vectors=only_input(1))
 def _alloc(op: Alloc, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     """A 0-d value (a fill, as in `zeros`) is written into a fresh array element by
     element, with no broadcasting overload for numba to compile."""
@@ -41,6 +43,7 @@ def _alloc(op: Alloc, node: NodeInfo, module: ModuleBuilder) -> list[str]:
 
 
 @numba_kernel.register
+@scalar_kernel(reads=no_input, makes=False, vectors=only_input(0))
 def _alloc_empty(op: AllocEmpty, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     (target,) = node.inputs
     shape = shape_tuple(target, op.shape)
@@ -84,12 +87,8 @@ def _arange(op: ARange, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     return lines
 
 
-def _diagonal(op: object, k: int) -> bool:
-    return k == 1
-
-
 @numba_kernel.register
-@scalar_kernel(reads=_diagonal)
+@scalar_kernel(reads=only_input(1), vectors=only_input(0))
 def _eye(op: Eye, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     target = node.inputs[0]
     rows, columns = (f"{target}[{k}]" if n is None else str(n) for k, n in enumerate(op.shape))

@@ -14,7 +14,9 @@ from collections.abc import Iterator
 
 from fgraph import TensorType
 from numba_backend.loops import element_assignment
-from numba_backend.registry import ModuleBuilder, NodeInfo, numba_kernel, scalar_kernel
+from numba_backend.registry import (
+    ModuleBuilder, NodeInfo, inputs_from, numba_kernel, scalar_kernel,
+)
 from ops.indexing import Entry, NewAxis, Slice, Symbolic
 from ops.subtensor import IncSubtensor, Subtensor
 
@@ -62,12 +64,8 @@ def _index_values(node: NodeInfo, first: int) -> tuple[str, ...]:
     return tuple(node.scalar(k) for k in range(first, len(node.inputs)))
 
 
-def _after_source(op: object, k: int) -> bool:
-    return k >= 1
-
-
 @numba_kernel.register
-@scalar_kernel(reads=_after_source)
+@scalar_kernel(reads=inputs_from(1))
 def _subtensor(op: Subtensor, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     """A view; a 0-d result is a scalar read (a fresh 0-d array unless the block holds
     it as a scalar)."""
@@ -125,7 +123,7 @@ def update_broadcast_check(
 
 
 @numba_kernel.register
-@scalar_kernel(reads=_after_source)
+@scalar_kernel(reads=inputs_from(1))
 def _inc_subtensor(op: IncSubtensor, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     """The value is read as it broadcasts against the region (checked as
     `IndexUpdate.check_values` does): along its static length-1 axes at 0, a 0-d value

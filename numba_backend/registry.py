@@ -12,8 +12,9 @@ A 0-d value is a 0-d array unless both the kernel computing it and one reading i
 marked `scalar_kernel` (likewise a value of one element, such as a scalar given an axis
 to broadcast along, for the kernels that take those): then it is a plain numba scalar
 (`NodeInfo.scalar_inputs`, `NodeInfo.scalar_outputs`), which numba types and lowers at
-a fraction of an array's cost (no allocation, no indexing). `emit_block` decides, and
-makes an array of a scalar for the kernels that need one.
+a fraction of an array's cost (no allocation, no indexing). Shape vectors are tuples of
+integers on the same terms. `emit_block` decides, and makes an array of a scalar or a
+tuple for the kernels that need one.
 """
 
 from __future__ import annotations
@@ -47,11 +48,12 @@ class NodeInfo:
     """How run-time errors name each input: the user's name of a graph input, or what
     computed it."""
     scalar_inputs: tuple[bool, ...] = ()
-    """Per input, whether its name holds a plain numba scalar rather than a 0-d array
-    (only for inputs a `scalar_kernel` reads as scalars; empty: none)."""
+    """Per input, whether its name holds a plain numba scalar (or, for a shape vector, a
+    tuple) rather than an array (only for inputs a `scalar_kernel` reads so; empty:
+    none)."""
     scalar_outputs: tuple[bool, ...] = ()
-    """Per output, whether the kernel is to make it a plain numba scalar rather than a
-    0-d array (only a `scalar_kernel` is asked; empty: none)."""
+    """Per output, whether the kernel is to make it a plain numba scalar (or a tuple)
+    rather than an array (only a `scalar_kernel` is asked; empty: none)."""
     input_lengths: tuple[tuple[Hashable, ...], ...] = ()
     """Per input, per axis, where its length is read off (`rewrite.lengths.length_root`):
     inputs with equal keys have equal lengths there by construction (empty: unknown)."""
@@ -111,6 +113,19 @@ def is_size_one(of_type: TensorType) -> bool:
     return all(length == 1 for length in of_type.shape)
 
 
+def is_short_vector(of_type: TensorType) -> bool:
+    """Whether a value is a vector of static length, as shape vectors are."""
+    return of_type.ndim == 1 and of_type.shape[0] is not None
+
+
+def vector_array(name: str, entries: str, of_type: TensorType) -> list[str]:
+    """Lines making `name` a fresh vector of `of_type` (of static length) holding the
+    entries of the tuple `entries`."""
+    length = of_type.shape[0]
+    lines = [f"{name} = new_array({length}, {dtype_expression(of_type.dtype)})"]
+    return lines + [f"{name}[{k}] = {entries}[{k}]" for k in range(length or 0)]
+
+
 class ModuleBuilder:
     """Accumulates helper functions for one generated module (a private, local builder:
     it never escapes code generation)."""
@@ -166,6 +181,11 @@ class ScalarUse:
     size_one: bool
     """Whether it also reads and makes values of one element (static lengths all 1) as
     scalars, not only 0-d ones."""
+    vectors: ScalarReads
+    """Which vector inputs of static length (shape vectors) it reads only by constant
+    subscripts (`v[k]`), which a tuple has as well as an array."""
+    makes_vectors: bool
+    """Whether it makes its vector output a tuple when asked (`NodeInfo.scalar_outputs`)."""
 
 
 _SCALAR_KERNELS: dict[Callable[..., list[str]], ScalarUse] = {}
@@ -175,17 +195,45 @@ def every_input(op: Op, k: int) -> bool:
     return True
 
 
+def no_input(op: Op, k: int) -> bool:
+    return False
+
+
+def only_input(position: int) -> ScalarReads:
+    """Holds for input `position` alone."""
+
+    def reads(op: Op, k: int) -> bool:
+        return k == position
+
+    return reads
+
+
+def inputs_from(position: int) -> ScalarReads:
+    """Holds for input `position` and every later one (index inputs, say)."""
+
+    def reads(op: Op, k: int) -> bool:
+        return k >= position
+
+    return reads
+
+
 def scalar_kernel(
-    reads: ScalarReads = every_input, makes: bool = True, size_one: bool = False
+    reads: ScalarReads = every_input,
+    makes: bool = True,
+    size_one: bool = False,
+    vectors: ScalarReads = no_input,
+    makes_vectors: bool = False,
 ) -> Callable[[Kernel], Kernel]:
     """Marks a kernel that reads through `NodeInfo.scalar` its 0-d inputs for which
     `reads(op, k)` holds (so it may be handed plain scalars there) and, if it `makes`
     scalars, gives its 0-d outputs through `NodeInfo.assign_scalar` (so it may be asked
     for plain scalars: see `NodeInfo.scalar_outputs`); with `size_one`, the same for
-    inputs and outputs of one element."""
+    inputs and outputs of one element. Shape vectors likewise: those for which
+    `vectors(op, k)` holds may be handed as tuples, and a kernel that `makes_vectors`
+    may be asked for a tuple."""
 
     def mark(kernel: Kernel) -> Kernel:
-        _SCALAR_KERNELS[kernel] = ScalarUse(reads, makes, size_one)
+        _SCALAR_KERNELS[kernel] = ScalarUse(reads, makes, size_one, vectors, makes_vectors)
         return kernel
 
     return mark

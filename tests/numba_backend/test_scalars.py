@@ -141,3 +141,22 @@ def test_fills_and_updates_broadcast_by_indexing() -> None:
     assert "broadcast_to" not in entry
     with pytest.raises(ValueError, match="differs in length from the indexed region"):
         function([m, row], pt.set_subtensor(m[1:], row))(values[0], np.ones(2))
+
+
+def test_shape_vectors_are_tuples_where_only_subscripted() -> None:
+    """`x.shape` and vectors of lengths are tuples of integers for the kernels that take
+    shapes (reshape, alloc, broadcast_to, specify_shape, eye), arrays for the others."""
+    x, y = pt.matrix("x"), pt.vector("y")
+    n = x.shape[0] * x.shape[1]
+    outputs = [
+        pt.reshape(y, x.shape) * 2.0,
+        pt.zeros_like(x) + pt.alloc(y[0], x.shape[1], x.shape[0]).T,
+        pt.broadcast_to(y[:1], (x.shape[0], 1)) + 1.0,
+        pt.specify_shape(y, (n,)) + 1.0,
+        pt.eye(x.shape[0], n),
+        pt.shape(x) * 2,  # an elementwise kernel takes an array of the shape
+    ]
+    values = (np.ones((2, 3)), np.arange(6.0))
+    entry = _check([x, y], outputs, *values)
+    assert " = i0.shape\n" in entry  # a tuple, no array
+    assert entry.count("new_array(2, np.int64)") == 1  # the shape the elementwise kernel reads
