@@ -127,7 +127,8 @@ def _helper(
     later = {name for name in slots if name in defined}
     index = "k" if rank else "0"
     loads = [
-        f"{scalar} = {source}[{element_position(node, k)}]"
+        f"{scalar} = {source}" if node.holds_scalar(k)
+        else f"{scalar} = {source}[{element_position(node, k)}]"
         for k, (scalar, source) in enumerate(zip(body.scalars, node.inputs))
         if scalar in piece.reads
     ]
