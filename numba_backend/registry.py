@@ -3,10 +3,11 @@
 A kernel receives the op, a `NodeInfo` (the names and types of the node's inputs and
 outputs in the generated function) and the `ModuleBuilder` collecting module-level
 helper functions, and returns the statement lines that assign the outputs. Kernels
-inline their code into the one entry function where they can: every separate njit
-function costs compile time (about 0.05-0.1 s each). Helpers, where needed, are named
+inline their code into the function being generated where they can: every separate
+njit function costs compile time (about 0.1 s each). Helpers, where needed, are named
 after a hash of their source, so equal helpers are emitted once and the module text
-depends only on the graph's structure.
+depends only on the graph's structure. Some kernels are outlined instead, into modules
+of their own (`numba_backend.kernels`): the builder records the ones a module calls.
 """
 
 from __future__ import annotations
@@ -44,12 +45,26 @@ class NodeInfo:
         return text.replace("\\", "/").replace("'", "").replace("{", "(").replace("}", ")")
 
 
+@attrs.frozen
+class Kernel:
+    """An outlined kernel: one function in a module of its own, both named by the digest
+    of the module's text (`name` is the function's, `module_name` the module's)."""
+
+    name: str
+    module_name: str
+    digest: str
+    source: str
+    kernels: tuple[Kernel, ...]
+    """The kernels its own code calls (its module imports them)."""
+
+
 class ModuleBuilder:
-    """Accumulates helper functions for one generated module (a private, local builder:
-    it never escapes code generation)."""
+    """Accumulates helper functions, and the outlined kernels called, for one generated
+    module (a private, local builder: it never escapes code generation)."""
 
     def __init__(self, parallel: bool = False) -> None:
         self.helpers: dict[str, str] = {}
+        self.kernels: dict[str, Kernel] = {}
         self.constants: dict[tuple[str, Constant], str] = {}
         self.parallel = parallel
         """Whether large element loops should run on all threads (`numba.prange`)."""
