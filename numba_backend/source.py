@@ -36,7 +36,9 @@ from numba_backend import special_functions as special
 from numba_backend.blas import matmul_into
 from numba_backend.calls import KernelCall
 from numba_backend.integer import int_power
-from numba_backend.intrinsics import any_layout, assoc_add, assoc_mul, new_array, with_layout_of
+from numba_backend.intrinsics import (
+    any_layout, assoc_add, assoc_mul, forget_shape, new_array, with_layout_of,
+)
 from numba_backend.lapack import (
     cho_solve_into, cholesky_into, det, eigh_into, inv_into, qr_into, slogdet,
     solve_into, solve_triangular_into, svd_into, svd_values_into,

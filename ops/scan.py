@@ -542,8 +542,17 @@ def _build(
         elif kind == "final":
             picked.append(loop.finals[number])
         else:
-            picked.append(loop.ys[number] if keep_traces else loop.ys[number][-1])
+            picked.append(loop.ys[number] if keep_traces else _last_row(loop.ys[number]))
     return tuple(picked)
+
+
+def _last_row(ys: Variable) -> Variable:
+    """`ys[-1]`; on a trace known to be empty, its index is left to the run, so a loop
+    over a static empty sequence builds and reading the row raises IndexError, as it
+    does after zero steps of unknown count."""
+    if ys.type.shape[0] == 0:
+        return ys[ys.shape[0] - 1]
+    return ys[-1]
 
 
 def _split_returned(returned: Any) -> tuple[list[Variable], Variable | None]:

@@ -18,6 +18,7 @@ from collections.abc import Iterator, Sequence
 import attrs
 from fgraph import Apply, Constant, Variable
 from fgraph.dtypes import is_integer
+from ops.convert import constant
 from ops.broadcast import BroadcastTo
 from ops.creation import Alloc
 from ops.elemwise import Elemwise
@@ -76,11 +77,16 @@ def static_int(part: Part) -> int | Variable | None:
     return part
 
 
-def pack(items: Sequence[Item]) -> tuple[tuple[Entry, ...], tuple[Variable, ...]]:
+def pack(
+    items: Sequence[Item], x: Variable | None = None
+) -> tuple[tuple[Entry, ...], tuple[Variable, ...]]:
     """`(idx_list, index inputs)` for `items`: constants folded, trailing full slices
-    dropped."""
+    dropped. Given the indexed `x`, an int index known to be out of bounds stays an
+    index input: folded into the op it would not build (the op checks static bounds),
+    and a rewrite must leave that IndexError to the run, as the graph it replaces does."""
     entries: list[Entry] = []
     inputs: list[Variable] = []
+    lengths = iter(() if x is None else x.type.shape)
 
     def bound(part: Part) -> int | Symbolic | None:
         folded = static_int(part)
@@ -90,7 +96,12 @@ def pack(items: Sequence[Item]) -> tuple[tuple[Entry, ...], tuple[Variable, ...]
         return folded
 
     for item in items:
-        if isinstance(item, SliceItem):
+        length = None if isinstance(item, NewAxis) else next(lengths, None)
+        index = static_int(item) if isinstance(item, (int, Variable)) else None
+        if isinstance(index, int) and length is not None and not -length <= index < length:
+            inputs.append(item if isinstance(item, Variable) else constant(index))
+            entries.append(SYMBOLIC)
+        elif isinstance(item, SliceItem):
             entries.append(Slice(bound(item.start), bound(item.stop), bound(item.step)))
         elif isinstance(item, Variable):
             folded = bound(item)
@@ -104,7 +115,7 @@ def pack(items: Sequence[Item]) -> tuple[tuple[Entry, ...], tuple[Variable, ...]
 
 def subtensor(x: Variable, items: Sequence[Item]) -> Variable:
     """`x[items]` as a node, or `x` itself when the index selects everything."""
-    entries, inputs = pack(items)
+    entries, inputs = pack(items, x)
     return Subtensor(entries)(x, *inputs) if entries else x
 
 

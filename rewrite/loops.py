@@ -25,6 +25,7 @@ from rewrite.loops_push_out import (
     accumulate_outside,
     push_out_invariants,
     push_out_sequence_work,
+    repeat_invariant_outputs,
     vectorize_map,
 )
 from rewrite.loops_trace import final_instead_of_last_row, static_length, trim_traces
@@ -41,6 +42,7 @@ LOOP_RULES = RuleSet(
         merge_duplicates,
         inline_constants,
         push_out_invariants,
+        repeat_invariant_outputs,
         vectorize_map,
         accumulate_outside,
         push_out_sequence_work,

@@ -20,6 +20,7 @@ import attrs
 
 from fgraph import Apply, Graph, Param, TensorType, Variable
 from fgraph.traverse import rebuild
+from ops.creation import Alloc
 from ops.dimshuffle import DimShuffle
 from ops.elemwise import Elemwise
 from ops.matmul import MatMul
@@ -28,7 +29,7 @@ from ops.reduction import Reduction
 from ops.reshape import SpecifyShape, specify_shape
 from ops.scalar import Maximum, Minimum
 from ops.scan_op import Scan
-from ops.shape_vector import Shape, ShapeI, shape_i, static_value
+from ops.shape_vector import MakeVector, Shape, ShapeI, shape_i, static_value
 from ops.subtensor import Subtensor
 from rewrite.context import RewriteContext
 from rewrite.errors import InvalidReplacementError, RewriteError, describe_node
@@ -173,7 +174,7 @@ def _extra_rows(value: Variable, steps: Variable) -> int | None:
     """k such that `value` has at least `steps + k` rows by construction, or None: the
     rows of a view, shuffle, elementwise result, batched product or reduction (over other
     axes) of a value known to have them, of the trace of a for-loop over `steps`, or of a
-    value whose length `steps` is read from."""
+    value whose length `steps` is read from, or of an allocation of `steps` rows."""
     shift = 0
     outer: int | None = None  # the shift outside a `[:steps]`: the rows are then min(., steps)
     limits = _length_of(steps)
@@ -192,6 +193,8 @@ def _extra_rows(value: Variable, steps: Variable) -> int | None:
             base = _trace_extra_rows(node, value, steps)
             if base is None:
                 return None
+        elif _allocated_rows(value) == steps:
+            base = 0
         if base is not None:
             return base + shift if outer is None else min(base + shift, 0) + outer
         match node:
@@ -226,6 +229,14 @@ def _extra_rows(value: Variable, steps: Variable) -> int | None:
                 value = same[0]
             case _:
                 return None
+
+
+def _allocated_rows(value: Variable) -> Variable | None:
+    """The first length an `Alloc` is given, where `value` is one."""
+    match value.owner:
+        case Apply(op=Alloc(), inputs=(_, Variable(owner=Apply(op=MakeVector(), inputs=(rows, *_))))):
+            return rows
+    return None
 
 
 def _trace_extra_rows(node: Apply, value: Variable, steps: Variable) -> int | None:

@@ -12,6 +12,7 @@ op without one stays in the loop.
   once, before the loop, and enters it as a non-sequence.
 - `push_out_sequence_work`: body work reading sequences but no carry runs once over the
   whole sequences; the loop reads its rows as new sequences.
+- `repeat_invariant_outputs`: a per-step output no step changes is its value repeated.
 - `vectorize_map`: a loop with no carries whose per-step outputs all batch is that
   batched computation: the loop disappears.
 - `accumulate_outside`: carries that only add a per-step term to themselves, and that
@@ -30,6 +31,7 @@ import attrs
 
 from fgraph import Apply, Graph, Param, Variable
 from fgraph.traverse import rebuild
+from ops.creation import alloc
 from ops.dimshuffle import DimShuffle, transpose
 from ops.elemwise import Elemwise
 from ops.loop_layout import LoopInputs, StepParams
@@ -38,6 +40,7 @@ from ops.matmul import MatMul, matmul
 from ops.reduction import sum as reduce_sum
 from ops.scalar import Add
 from ops.scan_op import Scan
+from ops.shape_vector import shape_i
 from rewrite.loops_common import (
     body_over,
     evolved,
@@ -85,6 +88,33 @@ def push_out_invariants(node: Apply) -> Sequence[Variable] | None:
     return new_op.apply_loop(
         attrs.evolve(given, non_sequences=(*given.non_sequences, *hoisted))
     ).joined()
+
+
+@rule(Scan)
+def repeat_invariant_outputs(node: Apply) -> Sequence[Variable] | None:
+    """A for-loop's per-step output that is a non-sequence (after `push_out_invariants`,
+    any output no step changes) is that value repeated once per step. Besides sparing
+    the copies, the repeat knows its rows' shape after zero steps, where an empty trace
+    would not (its unknown row lengths read as 0)."""
+    op = loop_op(node)
+    if op.while_loop:
+        return None
+    given = op.split_inputs(node.inputs)
+    params = op.params
+    outputs = op.split_outputs(node.outputs)
+    found: dict[Variable, Variable] = {}
+    for trace, value in zip(outputs.ys, op.results.ys):
+        if value not in params.non_sequences:
+            continue
+        outer = given.non_sequences[params.non_sequences.index(value)]
+        lengths = [
+            static if static is not None else shape_i(outer, axis)
+            for axis, static in enumerate(outer.type.shape)
+        ]
+        fitted = fit_to_type(alloc(outer, given.n_steps, *lengths), trace.type)
+        if fitted is not None:
+            found[trace] = fitted
+    return replaced_outputs(node, found) if found else None
 
 
 @attrs.frozen

@@ -5,8 +5,9 @@ derivatives fold into one fused expression (the seed's second derivative, 4 step
 `y ** 2`, becomes one expression of `x0`). A long loop would only cost compile time
 (numba's grows steeply with the size of a function), hence the bounds below.
 
-The straight-line code fails where the loop would: a sequence is read through
-`rows_for_steps` (its length checked), and a carry's new value through `carried_value`
+The straight-line code fails where the loop would: a sequence is unrolled only when it
+has the rows by construction (a check of its length would die with the outputs that
+read it), and a carry's new value through `carried_value`
 (the loop raises when a step changes a carry's shape).
 """
 
@@ -51,12 +52,12 @@ def unroll(node: Apply) -> Sequence[Variable] | None:
     given = op.split_inputs(node.inputs)
     params = op.params
     body = op.inner_graph
-    read = {v for n in body.nodes for v in n.inputs} | set(body.outputs)
     sequences: list[Variable] = []
-    for sequence, param in zip(given.sequences, params.rows):
+    for sequence in given.sequences:
         rows = rows_for_steps(sequence, given.n_steps, steps)
-        # An unread sequence's check would be lost with the loop.
-        if rows is None or (param not in read and not covers_steps(sequence, given.n_steps)):
+        # A checked read of the rows lives only as long as some output reads a row: once
+        # none does, the check would be lost with the loop.
+        if rows is None or (rows is not sequence and not covers_steps(sequence, given.n_steps)):
             return None
         sequences.append(rows)
     carries = list(given.initials)

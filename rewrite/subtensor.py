@@ -90,7 +90,7 @@ def canonical_subtensor(node: Apply) -> Sequence[Variable] | None:
     match node:
         case Apply(op=Subtensor(idx_list=idx_list), inputs=(x, *inputs)):
             items = canonical_items(unpack(idx_list, inputs), x)
-            if not idx_list or pack(items) != (idx_list, tuple(inputs)):
+            if not idx_list or pack(items, x) != (idx_list, tuple(inputs)):
                 return replacement(subtensor(x, items), node.out)
     return None
 

@@ -48,86 +48,16 @@ from fgraph import Variable
 Array = np.ndarray[Any, Any]
 
 OPEN_DEFECTS: Mapping[str, str] = types.MappingProxyType({
-    "static_carry_of_unknown_step": (
-        "new: a carry whose initial value has static lengths and whose step computes a "
-        "value of unknown lengths makes unroll (and the fast_run pipeline) raise TypeError "
-        "('replacing float64(3,) by float64(?,)'); off: initial values get unknown lengths"
-    ),
-    "carry_also_returned_per_step": (
-        "issue 18 defect 1: a step value that is both a carry's next value and a per-step "
-        "output (returned twice, or an output with taps other than [-1], which is both) "
-        "gives wrong values or a MissingInputError once accumulate_outside removes the "
-        "carry; off: no such aliases, no accumulations of multi-tap outputs"
-    ),
-    "grad_of_accumulating_carry": (
-        "issue 18 defect 1: pt.grad through a carry that adds a term each step "
-        "(c + x over a sequence x) is wrong with respect to the sequence (a "
-        "MissingInputError for while-loops); off: no grad of programs with such a carry"
-    ),
-    "constant_n_steps_over_sequences": (
-        "issue 18 defect 5: a constant n_steps over sequences of another (or unknown) "
-        "length fails to optimize (TypeError 'replacing float64(4,) by float64(?,)', from "
-        "vectorize_map and the static length); off: n_steps over sequences is an input"
-    ),
-    "carries_passing_array_values": (
-        "issue 18 defect 2: compiled, an array carry that takes another carry's previous "
-        "value (a swap a, b = b[::-1] * 2, a; or the shift of an output with taps [-2, -1]) "
-        "reads a buffer the next step overwrites, so values are wrong (w @ b with a "
-        "static w gives zeros); off: array carries only read themselves through views, "
-        "array outputs only have tap -1"
-    ),
-    "accumulation_read_elsewhere": (
-        "new (defect 1's cause): accumulate_outside removes a carry acc' = acc + x whose "
-        "sum another step value also reads (foldl(lambda x, acc, o: (acc + x, "
-        "pt.tanh(acc + x)))), which then reads a removed carry: wrong values; off: such "
-        "sums are squashed (no longer accumulations)"
-    ),
-    "n_steps_longer_than_sequences": (
-        "issue 18 defect 6: a sequence shorter than n_steps raises in evaluate, but once "
-        "the body no longer reads it (remove_unused drops it) the loop runs anyway"
-    ),
-    "rows_past_the_first_step": (
-        "issue 18 defect 6: ys[-k] of a loop that ran fewer than k steps raises "
-        "IndexError in evaluate but gives the initial value once optimized (ys[-1] after "
-        "zero steps, ys[-2] after one: keep_last_rows and final_instead_of_last_row read "
-        "the trace's initial row); off: for-loops are read only in rows they have"
-    ),
-    "negative_n_steps": (
-        "new: a negative n_steps raises ValueError in evaluate, but vectorize_map replaces "
-        "the loop and its check by a computation over the (empty) sequences"
-    ),
-    "reduce_of_static_empty_loop": (
-        "new: pt.reduce/foldl/foldr with a per-step output over a statically empty "
-        "sequence raise IndexError when built, even when only the carries are read"
-    ),
     "vmap_of_zero_step_loops": (
         "new: vmap of a loop that runs zero steps drops the batch axis of its per-step "
         "outputs (shape (0, 0) where (batch, 0) is due)"
-    ),
-    "parallel": (
-        "new: compiled with parallel=True, a per-step output whose rows have unknown "
-        "lengths comes back with those lengths 0 when sliced (pt.map(pt.tanh, "
-        "sequences=[s])[:, -2:] has shape (6, 0)); off: the fuzzer compiles serially only"
-    ),
-    "vmap_of_while_loops": (
-        "issue 18 defect 9: vmap of a while-loop whose examples stop after different "
-        "steps gives wrong final values compiled (and evaluate cannot stack the traces)"
-    ),
-    "derivatives_of_zero_step_loops": (
-        "new: the gradient of a zero-step loop with respect to a value its per-step "
-        "output reads is zeros in evaluate but raises ValueError once optimized (the "
-        "empty trace's unknown row lengths are taken as 0)"
-    ),
-    "sequence_taps_not_spanning_zero": (
-        "issue 18 defect 4: sequence taps all on one side of 0 count steps and read rows "
-        "wrongly (taps=[-1] over arange(5) must give rows 0..3, taps=[2] rows 2..4)"
     ),
 })
 """Generator switches that are off, each naming the open defect it hides: the fuzzer draws
 no program using the feature while its entry is here."""
 
 
-COMPILED_ONLY = frozenset({"carries_passing_array_values", "parallel"})
+COMPILED_ONLY: frozenset[str] = frozenset()
 """Switches in `OPEN_DEFECTS` whose defect only compiled code shows: programs only
 evaluated still draw them."""
 

@@ -180,11 +180,16 @@ def test_vmap_of_a_zero_step_loop() -> None:
     assert evaluate([mapped], {batch: np.zeros((2, 0))})[0].shape == (2, 0)
 
 
-@pytest.mark.xfail(strict=True, reason="open: foldl/reduce with a per-step output over a static empty sequence fails in evaluate (broadcasting an empty trace)")
 def test_fold_over_a_static_empty_sequence() -> None:
     s, c = pt.tensor("s", shape=(0,)), pt.scalar("c")
     _, total = pt.foldl(lambda x, c: (x * 2.0, c + x), sequences=[s], outputs_info=[None, c])
     assert evaluate([total], {s: np.zeros(0), c: np.array(1.5)})[0] == 1.5
+    assert compiled([s, c], [total], np.zeros(0), 1.5)[0] == 1.5
+    last = pt.foldl(lambda x, c: (x * 2.0, c + x), sequences=[s], outputs_info=[None, c])[0]
+    with pytest.raises(IndexError):
+        evaluate([last], {s: np.zeros(0), c: np.array(1.5)})
+    with pytest.raises(IndexError):
+        compiled([s, c], [last], np.zeros(0), 1.5)
 
 
 def test_negative_n_steps_of_a_map() -> None:
@@ -196,7 +201,6 @@ def test_negative_n_steps_of_a_map() -> None:
         optimized([s, n], [ys], np.zeros(3), -1)
 
 
-@pytest.mark.xfail(strict=True, reason="open: with parallel=True, a per-step output of unknown row shape, allocated inside the loop at its first step, comes out of numba's parallel lowering as the empty array allocated before the loop")
 def test_parallel_per_step_rows_sliced() -> None:
     s = pt.matrix("s")
     ys = pt.map(lambda x: pt.tanh(x), sequences=[s])
@@ -205,13 +209,14 @@ def test_parallel_per_step_rows_sliced() -> None:
     np.testing.assert_allclose(got, np.tanh(values))
 
 
-@pytest.mark.xfail(strict=True, reason="open: the optimized gradient of a zero-step loop w.r.t. a non-sequence reads row -1 of an empty trace (IndexError) where evaluate gives zeros")
 def test_grad_of_a_zero_step_loop() -> None:
     n, z = pt.scalar("n", dtype="int64"), pt.vector("z")
     ys = pt.scan(lambda z: z * z, outputs_info=[None], non_sequences=[z], n_steps=n)
     gradient = pt.grad(ys.sum(), z)
     assert evaluate([gradient], {n: np.array(0), z: np.ones(3)})[0].tolist() == [0.0, 0.0, 0.0]
     np.testing.assert_allclose(optimized([n, z], [gradient], 0, np.ones(3))[0], np.zeros(3))
+    np.testing.assert_allclose(compiled([n, z], [gradient], 0, np.ones(3))[0], np.zeros(3))
+    np.testing.assert_allclose(compiled([n, z], [gradient], 3, np.ones(3))[0], np.full(3, 6.0))
 
 
 def test_hessian_of_a_map_compiles() -> None:
@@ -225,8 +230,6 @@ def test_hessian_of_a_map_compiles() -> None:
     np.testing.assert_allclose(compiled([s, w], [hessian_sum], *values)[0], want)
 
 
-@pytest.mark.xfail(strict=True, reason="new (defect 1's cause): accumulate_outside removes a "
-                   "carry acc' = acc + x whose sum another carry's step also reads")
 def test_accumulation_read_by_another_carry() -> None:
     s, a, b = pt.vector("s"), pt.scalar("a"), pt.scalar("b")
     _, squashed = pt.foldl(lambda x, acc, other: (acc + x, pt.tanh(acc + x)), sequences=[s],

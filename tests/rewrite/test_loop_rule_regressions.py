@@ -14,7 +14,9 @@ import ops as pt
 from fgraph import Graph, Variable, evaluate
 from numba_backend import function
 from ops.scan_op import Scan
-from rewrite import optimize
+from rewrite import RuleSet, optimize
+from rewrite.engine import rewrite_graph
+from rewrite.loops_unroll import unroll
 
 
 def compiled_matches(inputs: Sequence[Variable], outputs: Sequence[Variable],
@@ -143,3 +145,16 @@ def test_sum_taken_outside_keeps_the_step_checks() -> None:
     raises_like_evaluate([s, c0, n], [total], [np.ones(3), 0.0, 5])
     raises_like_evaluate([s, c0, n], [total], [np.ones(3), 0.0, -1])
     compiled_matches([s, c0, n], [total], [np.arange(6.0), 0.5, 4])
+
+
+def test_unrolled_loop_keeps_the_check_of_a_sequence_only_a_dead_output_reads() -> None:
+    """Found by the loop fuzzer: unrolled, the checked rows of a sequence that only an
+    unread per-step output reads die with it, and the short sequence no longer raises."""
+    s, c0 = pt.vector("s"), pt.scalar("c0")
+    carried, _ = pt.scan(lambda x, c, d: (pt.tanh(c), pt.tanh(x)), sequences=[s],
+                         outputs_info=[c0, pt.constant(0.0)], n_steps=8, go_backwards=True)
+    unrolled = rewrite_graph(Graph([s, c0], [carried[-1]]), RuleSet("unroll", (unroll,)))
+    with pytest.raises(ValueError):
+        evaluate(list(unrolled.outputs), dict(zip(unrolled.inputs, [np.zeros(7), np.array(0.5)])))
+    raises_like_evaluate([s, c0], [carried[-1]], [np.zeros(7), 0.5])
+    compiled_matches([s, c0], [carried[-1]], [np.zeros(9), 0.5])

@@ -26,6 +26,7 @@ from rewrite.loops_push_out import (
     accumulate_outside,
     push_out_invariants,
     push_out_sequence_work,
+    repeat_invariant_outputs,
     vectorize_map,
 )
 from rewrite.loops_trace import (
@@ -196,6 +197,20 @@ def test_push_out_invariant_work() -> None:
     assert any(type(n.op).__name__ == "MatMul" for n in rewritten.nodes)
     rng = np.random.default_rng(0)
     same_values(graph, rewritten, [rng.normal(size=2), rng.normal(size=(2, 2)), rng.normal(size=2)])
+
+
+def test_invariant_per_step_output_is_its_value_repeated() -> None:
+    """Also after zero steps, where an empty trace would not know its rows' length."""
+    n, z = pt.scalar("n", dtype="int64"), pt.vector("z")
+    graph = Graph([n, z], [pt.scan(lambda z: z, outputs_info=[None], non_sequences=[z], n_steps=n)])
+    rewritten = apply_once(repeat_invariant_outputs, graph)
+    assert any(type(node.op).__name__ == "Alloc" for node in rewritten.nodes)
+    same_values(graph, rewritten, [3, np.arange(2.0)])
+    empty = evaluate(rewritten.outputs, dict(zip(rewritten.inputs, [np.array(0), np.arange(2.0)])))
+    assert empty[0].shape == (0, 2)
+    while_loop = pt.scan(lambda c, z: ((c + 1, z), pt.until(c > 2)),
+                         outputs_info=[pt.constant(0), None], non_sequences=[z], n_steps=n)[1]
+    assert not fires(repeat_invariant_outputs, Graph([n, z], [while_loop]))
 
 
 def test_elementwise_map_becomes_one_vectorized_computation() -> None:

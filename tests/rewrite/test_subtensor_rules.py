@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 
 import ops as pt
-from fgraph import Graph
+from fgraph import Graph, evaluate
 from ops.indexing import Slice
 from ops.shape_vector import shape_i
+from numba_backend import function
 from ops.subtensor import Subtensor
 from rewrite import RuleSet
 from rewrite.pipelines import SIMPLIFY_AND_LIFT as LIFT
@@ -75,6 +76,18 @@ def test_negative_int_index_on_known_length() -> None:
     x = pt.tensor("x", shape=(4, None))
     graph = Graph([x], [x[-1, -2]])
     assert index_of(check_rewrite(graph, CANONICAL)) == (3, -2)
+
+
+def test_out_of_bounds_constant_index_is_left_to_the_run() -> None:
+    """x[x.shape[0] - 1] on an empty x: folding the constant into the op would not build
+    (it checks static bounds); the rules leave the IndexError to the run."""
+    x = pt.tensor("x", shape=(0, 3))
+    graph = Graph([x], [x[x.shape[0] - 1]])
+    rewritten_graph = rewritten(graph, LIFT)
+    with pytest.raises(IndexError):
+        evaluate(list(rewritten_graph.outputs), {rewritten_graph.inputs[0]: np.zeros((0, 3))})
+    with pytest.raises(IndexError):
+        function([x], graph.outputs[0])(np.zeros((0, 3)))
 
 
 def test_unit_step_and_zero_start_dropped_on_unknown_length() -> None:
