@@ -32,7 +32,8 @@ class GeneratedModule:
     @property
     def text(self) -> str:
         """Everything generated: the kernels' modules, then the graph's."""
-        return "".join(f"# {kernel.module_name}\n{kernel.source}\n" for kernel in self.kernels) + self.source
+        kernels = (f"# {kernel.module_name}\n{kernel.source}\n" for kernel in self.kernels)
+        return "".join(kernels) + self.source
 
 
 def entry_name(graph: Graph, parallel: bool = False) -> str:
@@ -68,7 +69,7 @@ def _load_order(module: ModuleBuilder) -> tuple[Kernel, ...]:
     """Every kernel `module` calls, directly or through others, each after the ones its
     own module imports."""
     ordered: dict[str, Kernel] = {}
-    pending: list[tuple[Kernel, bool]] = [(k, False) for k in reversed(list(module.kernels.values()))]
+    pending = [(kernel, False) for kernel in reversed(list(module.kernels.values()))]
     while pending:
         kernel, expanded = pending.pop()
         if kernel.name in ordered:

@@ -50,7 +50,8 @@ def emit_node(op: Op, node: NodeInfo, module: ModuleBuilder) -> list[str]:
         return numba_kernel(op, node, module)
     kernel, constants = outline(op, node, module.parallel)
     module.kernels[kernel.name] = kernel
-    arguments = [*node.inputs, *(module.constant(c, f"{node.prefix}{scope}") for scope, c in constants)]
+    passed = (module.constant(constant, node.prefix + scope) for scope, constant in constants)
+    arguments = [*node.inputs, *passed]
     returned = "".join(f"{output}, " for output in node.outputs)
     return [f"{returned}= {kernel.name}({', '.join(arguments)})"]
 

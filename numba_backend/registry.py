@@ -103,3 +103,20 @@ def numba_kernel(op: Op, node: NodeInfo, module: ModuleBuilder) -> list[str]:
 def dtype_expression(dtype: str) -> str:
     """The numba/NumPy spelling of a dtype in generated code."""
     return "np.bool_" if dtype == "bool" else f"np.{dtype}"
+
+
+class Allocation(str):
+    """The statement `target = new_array(shape, dtype)`, typed: code that rearranges
+    statements (a loop allocating its body's buffers once, before the loop) finds the
+    allocations among a kernel's lines by their type, never by reading the text.
+    Kernels write the arrays of one axis or more they allocate for their outputs as
+    one (a loop keeps any other allocation in its steps)."""
+
+    target: str
+
+    def __new__(cls, target: str, shape: str, dtype: str) -> Allocation:
+        """`shape` is the shape's source (a tuple or an int), `dtype` the dtype's name."""
+        text = f"{target} = new_array({shape}, {dtype_expression(dtype)})"
+        statement = super().__new__(cls, text)
+        statement.target = target
+        return statement

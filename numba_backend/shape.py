@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from fgraph.types import Shape as StaticShape
-from numba_backend.registry import ModuleBuilder, NodeInfo, dtype_expression, numba_kernel
+from numba_backend.registry import Allocation, ModuleBuilder, NodeInfo, numba_kernel
 from ops.broadcast import BroadcastTo
 from ops.reshape import Reshape, SpecifyShape
 from ops.shape_vector import MakeVector, Shape, ShapeI
@@ -30,7 +30,7 @@ def tuple_expression(entries: Iterable[str]) -> str:
 
 def _vector(output: str, values: list[str]) -> list[str]:
     """Lines filling `output` with an int64 vector of `values`."""
-    lines = [f"{output} = new_array({len(values)}, np.int64)"]
+    lines: list[str] = [Allocation(output, str(len(values)), "int64")]
     lines.extend(f"{output}[{k}] = {value}" for k, value in enumerate(values))
     return lines
 
