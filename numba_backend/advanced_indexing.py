@@ -16,7 +16,7 @@ import attrs
 from fgraph import TensorType, broadcast_shapes
 from fgraph.dtypes import is_bool
 from numba_backend.indexing import update_broadcast_check
-from numba_backend.registry import ModuleBuilder, NodeInfo, dtype_expression, numba_kernel
+from numba_backend.registry import Allocation, ModuleBuilder, NodeInfo, numba_kernel
 from numba_backend.shape import tuple_expression
 from ops.advanced_subtensor import AdvancedIncSubtensor, AdvancedSubtensor
 from ops.indexing import Entry, NewAxis, Slice, Symbolic
@@ -204,11 +204,10 @@ def _advanced_subtensor(op: AdvancedSubtensor, node: NodeInfo, module: ModuleBui
         source, op.idx_list, tuple(values), node.input_types[1:], node.input_types[0].ndim,
         node.prefix,
     )
-    dtype = dtype_expression(node.output_types[0].dtype)
     indent = "    " * nest.depth
     return [
         *nest.setup,
-        f"{output} = new_array({nest.shape}, {dtype})",
+        Allocation(output, nest.shape, node.output_types[0].dtype),
         *nest.loops,
         *nest.indices,
         f"{indent}{output}[{nest.write}] = {node.prefix}v[{nest.read}]",

@@ -48,8 +48,12 @@ def load_module(digest: str, module_name: str, source: str) -> ModuleType:
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load generated module {path}")
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    sys.modules[module_name] = module
+    sys.modules[module_name] = module  # a kernel's module compiles it as it runs: numba
+    try:  # names its environment after the module, which must then be importable
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[module_name]
+        raise
     return module
 
 

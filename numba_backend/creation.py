@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from fgraph.dtypes import is_bool, is_inexact, is_integer
 from numba_backend.registry import (
+    Allocation,
     ModuleBuilder,
     NodeInfo,
     dtype_expression,
@@ -47,7 +48,7 @@ def _alloc(op: Alloc, node: NodeInfo, module: ModuleBuilder) -> list[str]:
 def _alloc_empty(op: AllocEmpty, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     (target,) = node.inputs
     shape = shape_tuple(target, op.shape)
-    return [f"{node.outputs[0]} = new_array({shape}, {dtype_expression(op.dtype)})"]
+    return [Allocation(node.outputs[0], shape, op.dtype)]
 
 
 @numba_kernel.register
@@ -70,7 +71,7 @@ def _arange(op: ARange, node: NodeInfo, module: ModuleBuilder) -> list[str]:
         "    raise ValueError('ARange: step must not be zero')",
         f"{count} = max(0, math.ceil((np.float64({stop}) - np.float64({start})) / "
         f"np.float64({step})))",
-        f"{output} = new_array({count}, {dtype})",
+        Allocation(output, count, op.dtype),
         f"if {count} > 0:",
         f"    {output}[0] = {start}",
         f"if {count} > 1:",

@@ -15,7 +15,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from numba_backend.registry import (
-    ModuleBuilder, NodeInfo, dtype_expression, numba_kernel, scalar_kernel,
+    Allocation,
+    ModuleBuilder,
+    NodeInfo,
+    dtype_expression,
+    numba_kernel,
+    scalar_kernel,
 )
 from ops.dimshuffle import DimShuffle
 
@@ -32,10 +37,9 @@ def _dimshuffle(op: DimShuffle, node: NodeInfo, module: ModuleBuilder) -> list[s
     rank = node.input_types[0].ndim
     kept = [axis for axis in op.order if axis is not None]
     if not kept and rank:  # every input axis dropped: indexing would give a scalar
-        dtype = dtype_expression(node.output_types[0].dtype)
         element = f"{source}{_index('0' for _ in range(rank))}"
         shape = "(" + "".join("1, " for _ in op.order) + ")"
-        return [f"{output} = new_array({shape}, {dtype})", f"{output}[...] = {element}"]
+        return [Allocation(output, shape, node.output_types[0].dtype), f"{output}[...] = {element}"]
     lines: list[str] = []
     expression = source
     if len(kept) < rank:  # drop length-1 axes

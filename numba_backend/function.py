@@ -34,7 +34,8 @@ class CompiledFunction(Generic[Result]):
 
     Arguments are converted to the input types (safe casts only) with errors naming the
     input; outputs are fresh arrays (never a caller's array, a constant, or another
-    output). `graph` is the optimized graph that was compiled, `source` its module.
+    output). `graph` is the optimized graph that was compiled, `source` the generated code
+    (the modules of the kernels it calls, then its own).
     """
 
     inputs: tuple[Variable, ...]
@@ -118,7 +119,7 @@ def _from_optimized(graph: Graph, single_output: bool, parallel: bool) -> Compil
     return CompiledFunction(
         graph.inputs,
         graph,
-        generated.source,
+        generated.text,
         single_output,
         parallel,
         dispatcher,
@@ -159,8 +160,12 @@ def _compile(graph: Graph, generated: GeneratedModule, parallel: bool) -> numba.
 
 
 def _compile_new(graph: Graph, generated: GeneratedModule) -> numba.Dispatcher:
-    """Load `graph`'s generated module and compile it eagerly for C-contiguous arguments
-    of the input types (numba's disk cache makes this a load in a second process)."""
+    """Load `graph`'s generated module, after the kernel modules it imports, and compile
+    it eagerly for C-contiguous arguments of the input types (numba's disk cache makes
+    this a load in a second process, and kernels another graph compiled are loaded, not
+    compiled again)."""
+    for kernel in generated.kernels:
+        load_module(kernel.digest, kernel.module_name, kernel.source)
     name = generated.entry
     module = load_module(graph.structure_digest, name, generated.source)
     dispatcher: numba.Dispatcher = getattr(module, name)
@@ -173,7 +178,8 @@ def _compile_new(graph: Graph, generated: GeneratedModule) -> numba.Dispatcher:
         raise  # the code itself does not compile: a cold retry would only fail again
     except Exception:
         # A damaged numba cache entry (unpickling or rebuilding it fails) must not poison
-        # every later run: drop it and compile once more from scratch.
+        # every later run: drop it and compile once more from scratch (a kernel's module
+        # does the same for the kernel's entry when it loads).
         forget_numba_cache(dispatcher)
         dispatcher.compile(signature)
     return dispatcher

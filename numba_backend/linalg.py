@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from numba_backend.registry import ModuleBuilder, NodeInfo, dtype_expression, numba_kernel
+from numba_backend.registry import (
+    Allocation, ModuleBuilder, NodeInfo, dtype_expression, numba_kernel,
+)
 from ops.determinants import Det, SLogDet
 from ops.factorizations import QR, SVD, Cholesky, Eigh
 from ops.matrix_op import MatrixOp
@@ -62,8 +64,7 @@ def _lines(
         ]
     for output, core, output_type in zip(node.outputs, output_cores(cores), node.output_types):
         shape = ", ".join([*batch, *core])
-        lines.append(f"{output} = new_array(({shape}{',' if shape else ''}), "
-                     f"{dtype_expression(output_type.dtype)})")
+        lines.append(Allocation(output, f"({shape}{',' if shape else ''})", output_type.dtype))
     indent = ""
     for axis in range(batch_rank):
         lines.append(f"{indent}for {prefix}j{axis} in range({batch[axis]}):")

@@ -18,8 +18,8 @@ from fgraph.types import Shape as StaticShape
 from numba_backend.body import ElementBody, element_body, element_position
 from numba_backend.reduction import REASSOCIABLE
 from numba_backend.registry import (
-    ModuleBuilder, NodeInfo, dtype_expression, element_index, is_size_one, numba_kernel,
-    scalar_kernel,
+    Allocation, ModuleBuilder, NodeInfo, dtype_expression, element_index, is_size_one,
+    numba_kernel, scalar_kernel,
 )
 from numba_backend.split import Summation, should_split, split_loop
 from ops.elemwise import Elemwise
@@ -167,7 +167,7 @@ def element_loop(
         if k in reused:
             lines.append(f"{output} = {node.inputs[reused[k]]}")
         else:
-            lines.append(f"{output} = new_array({shape}, {dtype_expression(output_type.dtype)})")
+            lines.append(Allocation(output, shape, output_type.dtype))
     if should_split(body):
         return lines + split_loop(node, body, lengths, module, None)
     lines += body.hoisted()
@@ -331,7 +331,7 @@ def _partial_sums(
         lines += nest + statements + [inner + summing.add(accumulator, summing.value)]
         return lines + [f"{indent}{total}[{target}] = {accumulator}"]
 
-    allocate = f"{total} = new_array({shape}, {dtype_expression(total_type.dtype)})"
+    allocate = Allocation(total, shape, total_type.dtype)
     return [allocate, *_serial_or_parallel(node, lengths, module, loop)]
 
 

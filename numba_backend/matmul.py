@@ -11,7 +11,9 @@ dtype as NumPy's do).
 from __future__ import annotations
 
 from fgraph.dtypes import is_bool, is_complex, is_float
-from numba_backend.registry import ModuleBuilder, NodeInfo, dtype_expression, numba_kernel
+from numba_backend.registry import (
+    Allocation, ModuleBuilder, NodeInfo, dtype_expression, numba_kernel,
+)
 from ops.matmul import MatMul
 
 
@@ -47,7 +49,7 @@ def _matmul(op: MatMul, node: NodeInfo, module: ModuleBuilder) -> list[str]:
             lines.append(f"{prefix}b = {y}.astype({dtype})")
             y = f"{prefix}b"
     shape = ", ".join([*lengths, f"{x}.shape[{batch_rank}]", f"{y}.shape[{batch_rank + 1}]"])
-    lines.append(f"{output} = new_array(({shape}), {dtype})")
+    lines.append(Allocation(output, f"({shape})", output_type.dtype))
     indent = ""
     for axis in range(batch_rank):
         lines.append(f"{indent}for {prefix}j{axis} in range({lengths[axis]}):")

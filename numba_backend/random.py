@@ -5,7 +5,7 @@ used twice gives the same numbers twice, as in `evaluate`."""
 
 from __future__ import annotations
 
-from numba_backend.registry import ModuleBuilder, NodeInfo, dtype_expression, numba_kernel
+from numba_backend.registry import Allocation, ModuleBuilder, NodeInfo, numba_kernel
 from ops.random_draw import RandomDraw
 
 ELEMENT_DRAWS = {
@@ -30,20 +30,20 @@ def _random_draw(op: RandomDraw, node: NodeInfo, module: ModuleBuilder) -> list[
     lengths = [f"{size}[{axis}]" for axis in range(len(op.shape))]
     lines = [f"{p}s = {state}.copy()"]
     if op.distribution == "permutation":
-        lines += [f"{sample} = new_array(({lengths[0]},), np.int64)",
+        lines += [Allocation(sample, f"({lengths[0]},)", "int64"),
                   f"permutation_into({p}s, {sample})"]
     elif op.distribution == "dirichlet":
         (alpha,) = parameters
         shape = ", ".join([*lengths, f"{alpha}.shape[0]"])
         lines += [
-            f"{sample} = new_array(({shape},), np.float64)",
+            Allocation(sample, f"({shape},)", "float64"),
             f"{p}rows = {sample}.reshape((-1, {alpha}.shape[0]))",
             f"for {p}r in range({p}rows.shape[0]):",
             f"    dirichlet_into({p}s, {alpha}, {p}rows[{p}r])",
         ]
     else:
         shape = "".join(f"{length}, " for length in lengths)
-        lines.append(f"{sample} = new_array(({shape}), {dtype_expression(sample_type.dtype)})")
+        lines.append(Allocation(sample, f"({shape})", sample_type.dtype))
         lines.append(f"{p}flat = {sample}.reshape(-1)")
         arguments = [f"{p}s"]
         for k, (name, parameter_type) in enumerate(zip(parameters, node.input_types[2:])):

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from numba_backend.registry import (
-    ModuleBuilder, NodeInfo, dtype_expression, numba_kernel, scalar_kernel,
+    Allocation, ModuleBuilder, NodeInfo, dtype_expression, numba_kernel, scalar_kernel,
 )
 from ops.reduction import (
     All,
@@ -126,7 +126,7 @@ def _reduction(op: Reduction, node: NodeInfo, module: ModuleBuilder) -> list[str
     lines = _empty_axis_checks(op, source, reduced) if isinstance(op, (Max, Min)) else []
     shape = "(" + "".join(f"{source}.shape[{axis}], " for axis in kept) + ")"
     if kept:
-        lines.append(f"{output} = new_array({shape}, {dtype_expression(dtype)})")
+        lines.append(Allocation(output, shape, dtype))
     headers, indent = _loops(prefix, source, kept, "")
     lines += headers
     if not reduced:  # each output element is its input element, converted
@@ -238,7 +238,7 @@ def _arg_extremum(op: ArgExtremum, node: NodeInfo, module: ModuleBuilder) -> lis
         better += f" or ({value} != {value} and {best} == {best})"
     shape = "(" + "".join(f"{source}.shape[{axis}], " for axis in kept) + ")"
     lines = _empty_axis_checks(op, source, reduced)
-    lines.append(f"{output} = new_array({shape}, np.int64)")
+    lines.append(Allocation(output, shape, "int64"))
     headers, indent = _loops(prefix, source, kept, "")
     lines += headers
     lines += [f"{indent}{best} = {first}", f"{indent}{position} = 0"]
@@ -270,7 +270,7 @@ def _cumulative(op: Cumulative, node: NodeInfo, module: ModuleBuilder) -> list[s
     dtype = node.output_types[0].dtype
     axis = op.axis
     step = 1 if op.reverse else -1
-    lines = [f"{output} = new_array({source}.shape, {dtype_expression(dtype)})"]
+    lines: list[str] = [Allocation(output, f"{source}.shape", dtype)]
     indent = ""
     for k in range(rank):
         length = f"{source}.shape[{k}]"

@@ -3,10 +3,11 @@
 A kernel receives the op, a `NodeInfo` (the names and types of the node's inputs and
 outputs in the generated function) and the `ModuleBuilder` collecting module-level
 helper functions, and returns the statement lines that assign the outputs. Kernels
-inline their code into the one entry function where they can: every separate njit
-function costs compile time (about 0.05-0.1 s each). Helpers, where needed, are named
+inline their code into the function being generated where they can: every separate
+njit function costs compile time (about 0.1 s each). Helpers, where needed, are named
 after a hash of their source, so equal helpers are emitted once and the module text
-depends only on the graph's structure.
+depends only on the graph's structure. Some kernels are outlined instead, into modules
+of their own (`numba_backend.kernels`): the builder records the ones a module calls.
 
 A 0-d value is a 0-d array unless both the kernel computing it and one reading it are
 marked `scalar_kernel` (likewise a value of one element, such as a scalar given an axis
@@ -126,12 +127,26 @@ def vector_array(name: str, entries: str, of_type: TensorType) -> list[str]:
     return lines + [f"{name}[{k}] = {entries}[{k}]" for k in range(length or 0)]
 
 
+@attrs.frozen
+class Kernel:
+    """An outlined kernel: one function in a module of its own, both named by the digest
+    of the module's text (`name` is the function's, `module_name` the module's)."""
+
+    name: str
+    module_name: str
+    digest: str
+    source: str
+    kernels: tuple[Kernel, ...]
+    """The kernels its own code calls (its module imports them)."""
+
+
 class ModuleBuilder:
-    """Accumulates helper functions for one generated module (a private, local builder:
-    it never escapes code generation)."""
+    """Accumulates helper functions, and the outlined kernels called, for one generated
+    module (a private, local builder: it never escapes code generation)."""
 
     def __init__(self, parallel: bool = False) -> None:
         self.helpers: dict[str, str] = {}
+        self.kernels: dict[str, Kernel] = {}
         self.constants: dict[tuple[str, Constant], str] = {}
         self.parallel = parallel
         """Whether large element loops should run on all threads (`numba.prange`)."""
@@ -167,7 +182,7 @@ def numba_kernel(op: Op, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     raise MissingKernelError(f"no numba kernel for {type(op).__name__} ({op})")
 
 
-Kernel = TypeVar("Kernel", bound=Callable[..., list[str]])
+KernelFunction = TypeVar("KernelFunction", bound=Callable[..., list[str]])
 ScalarReads = Callable[[Op, int], bool]
 """Whether a kernel reads 0-d input k of a node of this op as a scalar."""
 
@@ -223,7 +238,7 @@ def scalar_kernel(
     size_one: bool = False,
     vectors: ScalarReads = no_input,
     makes_vectors: bool = False,
-) -> Callable[[Kernel], Kernel]:
+) -> Callable[[KernelFunction], KernelFunction]:
     """Marks a kernel that reads through `NodeInfo.scalar` its 0-d inputs for which
     `reads(op, k)` holds (so it may be handed plain scalars there) and, if it `makes`
     scalars, gives its 0-d outputs through `NodeInfo.assign_scalar` (so it may be asked
@@ -232,7 +247,7 @@ def scalar_kernel(
     `vectors(op, k)` holds may be handed as tuples, and a kernel that `makes_vectors`
     may be asked for a tuple."""
 
-    def mark(kernel: Kernel) -> Kernel:
+    def mark(kernel: KernelFunction) -> KernelFunction:
         _SCALAR_KERNELS[kernel] = ScalarUse(reads, makes, size_one, vectors, makes_vectors)
         return kernel
 
@@ -260,3 +275,20 @@ def is_call(expression: str, function: str) -> bool:
         if depth == 0:
             return position == len(expression) - 1
     return False
+
+
+class Allocation(str):
+    """The statement `target = new_array(shape, dtype)`, typed: code that rearranges
+    statements (a loop allocating its body's buffers once, before the loop) finds the
+    allocations among a kernel's lines by their type, never by reading the text.
+    Kernels write the arrays of one axis or more they allocate for their outputs as
+    one (a loop keeps any other allocation in its steps)."""
+
+    target: str
+
+    def __new__(cls, target: str, shape: str, dtype: str) -> Allocation:
+        """`shape` is the shape's source (a tuple or an int), `dtype` the dtype's name."""
+        text = f"{target} = new_array({shape}, {dtype_expression(dtype)})"
+        statement = super().__new__(cls, text)
+        statement.target = target
+        return statement

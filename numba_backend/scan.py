@@ -25,7 +25,7 @@ from numba_backend.block import emit_block
 from numba_backend.loops import element_assignment
 from numba_backend.body import element_body
 from numba_backend.registry import (
-    ModuleBuilder, NodeInfo, dtype_expression, numba_kernel, scalar_kernel,
+    Allocation, ModuleBuilder, NodeInfo, dtype_expression, numba_kernel, scalar_kernel,
 )
 from numba_backend.scalar import sequential_code
 from ops.elemwise import Elemwise
@@ -96,13 +96,12 @@ def _scan(op: Scan, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     for name, k in zip(trace_names, traced):
         slots = str(op.window(k)) if op.window(k) else f"{p}n + 1"
         shape = f"({slots},)" + ("" if carry_types[k].ndim == 0 else f" + {carries[k]}.shape")
-        lines.append(f"{name} = new_array({shape}, {dtype_expression(carry_types[k].dtype)})")
+        lines.append(Allocation(name, shape, carry_types[k].dtype))
         lines += _write_row(name, initial_row, carries[k], carry_types[k], scalar, f"{p}q")
     ys_types = op.ys_types
     ys_names = [f"{p}y{y}" for y in range(op.n_ys)]
     for name, ys_type in zip(ys_names, ys_types):
-        lines.append(f"{name} = new_array({_empty_shape(ys_type, p)}, "
-                     f"{dtype_expression(ys_type.dtype)})")
+        lines.append(Allocation(name, _empty_shape(ys_type, p), ys_type.dtype))
     if op.while_loop:
         lines.append(f"{p}done = 0")
 
@@ -191,28 +190,29 @@ def _reuse_buffers(
     the carries keep forever is allocated every step. Traces copy their rows out, and
     final values are copied, so no buffer escapes the loop."""
     memory = Aliasing.of(body)
-    allocations = {line.split(" = ", 1)[0]: line for line in block if " = new_array(" in line
-                   and not line.startswith(" ")}
+    allocated = {line.target for line in block if isinstance(line, Allocation)}
     before: list[str] = []
-    replaced: dict[str, str] = {}
+    replacements: dict[str, str] = {}  # per allocated name, the line instead ("": none)
     for node in body.nodes:
         for output in node.outputs:
             name = names.get(output)
-            if name not in allocations or not output.type.is_fully_static or not output.ndim:
+            if name not in allocated or not output.type.is_fully_static or not output.ndim:
                 continue
             alive = memory.steps_alive(output, n_carries)
             if alive is None:
                 continue
             shape = "".join(f"{n}, " for n in output.type.shape)
-            dtype = dtype_expression(output.dtype)
             if alive:
-                ring = f"{prefix}{len(replaced)}"
-                before.append(f"{ring} = new_array(({alive + 1}, {shape}), {dtype})")
-                replaced[allocations[name]] = f"{name} = {ring}[{step} % {alive + 1}]"
+                ring = f"{prefix}{len(replacements)}"
+                before.append(Allocation(ring, f"({alive + 1}, {shape})", output.dtype))
+                replacements[name] = f"{name} = {ring}[{step} % {alive + 1}]"
             else:
-                before.append(f"{name} = new_array(({shape}), {dtype})")
-                replaced[allocations[name]] = ""
-    kept = [replaced.get(line, line) for line in block]
+                before.append(Allocation(name, f"({shape})", output.dtype))
+                replacements[name] = ""
+    kept = [
+        replacements.get(line.target, line) if isinstance(line, Allocation) else line
+        for line in block
+    ]
     return before, [line for line in kept if line]
 
 
@@ -274,7 +274,7 @@ def _window_rows(out: str, ring: str, window: int, row_type: TensorType, p: str)
     rows = f"{p}w{ring}"
     shape = f"({rows},)" + ("" if row_type.ndim == 0 else f" + {ring}.shape[1:]")
     lines = [f"{rows} = min({p}n + 1, {window})",
-             f"{out} = new_array({shape}, {dtype_expression(row_type.dtype)})",
+             Allocation(out, shape, row_type.dtype),
              f"for {p}i in range({rows}):"]
     source = f"{ring}[({p}n + 1 - {rows} + {p}i) % {window}]"
     lines += [f"    {line}" for line in _write_row(out, f"{p}i", source, row_type, True, f"{p}k")]

@@ -6,7 +6,12 @@ by element (an array assigned into a slice costs seconds of numba compile time).
 from __future__ import annotations
 
 from numba_backend.registry import (
-    ModuleBuilder, NodeInfo, dtype_expression, numba_kernel, scalar_kernel,
+    Allocation,
+    ModuleBuilder,
+    NodeInfo,
+    dtype_expression,
+    numba_kernel,
+    scalar_kernel,
 )
 from ops.sort import Argsort, SearchSorted, Sort
 
@@ -15,13 +20,12 @@ def _rows(node: NodeInfo, sort: str) -> list[str]:
     (x,), (out,) = node.inputs, node.outputs
     p = node.prefix
     rank = node.input_types[0].ndim
-    dtype = dtype_expression(node.output_types[0].dtype)
     lead = " * ".join(f"{x}.shape[{axis}]" for axis in range(rank - 1)) or "1"
     return [
         f"{p}n = {x}.shape[{rank - 1}]",
         f"{p}rows = {lead}",
         f"{p}flat = np.ascontiguousarray({x}).reshape(({p}rows, {p}n))",
-        f"{out} = new_array({x}.shape, {dtype})",
+        Allocation(out, f"{x}.shape", node.output_types[0].dtype),
         f"{p}result = {out}.reshape(({p}rows, {p}n))",
         f"for {p}r in range({p}rows):",
         f"    {p}sorted = {sort.format(f'{p}flat[{p}r]')}",
@@ -52,7 +56,7 @@ def _searchsorted(op: SearchSorted, node: NodeInfo, module: ModuleBuilder) -> li
     return [
         f"{p}flat = np.ascontiguousarray({values}).ravel()",
         f"{p}found = np.searchsorted({array}, {p}flat, side='{op.side}')",
-        f"{out} = new_array({values}.shape, np.int64)",
+        Allocation(out, f"{values}.shape", "int64"),
         f"{p}result = {out}.reshape(({p}flat.shape[0],))",
         f"for {p}j in range({p}flat.shape[0]):",
         f"    {p}result[{p}j] = {p}found[{p}j]",

@@ -129,14 +129,32 @@ def test_run_time_errors() -> None:
     np.testing.assert_allclose(f(np.zeros(3), 2)[0], [1.0, 1.0])
 
 
+def loop_bodies(source: str) -> list[list[str]]:
+    """The lines of each step loop (`for <prefix>s in range(...)`) in generated code,
+    found by their indentation."""
+    lines = source.splitlines()
+    bodies = []
+    for number, line in enumerate(lines):
+        header = line.lstrip()
+        if header.startswith("for ") and header.split()[1].endswith("_s") and " in range(" in line:
+            indent = len(line) - len(header)
+            body = []
+            for inner in lines[number + 1 :]:
+                if len(inner) - len(inner.lstrip()) <= indent:
+                    break
+                body.append(inner)
+            bodies.append(body)
+    return bodies
+
+
 def test_a_scalar_recurrence_allocates_nothing_per_step() -> None:
     x0 = pt.scalar("x0")
     out = pt.scan(lambda p: 0.5 * p + pt.sin(p) + 0.1, outputs_info=[x0], n_steps=1000)
     f = function([x0], [out[-1]])
     (loop,) = [node.op for node in f.graph.nodes if isinstance(node.op, Scan)]
     assert is_scalar_body(lowered_body(loop.inner_graph))
-    body = f.source.split("for ")[1].split("\n    v")[0]
-    assert "new_array" not in body and "np.empty" not in body
+    (body,) = loop_bodies(f.source)
+    assert body and not any("new_array" in line or "np.empty" in line for line in body)
     np.testing.assert_allclose(f(0.3), evaluate([out[-1]], {x0: 0.3})[0], rtol=1e-12)
 
 
@@ -178,16 +196,9 @@ def test_an_array_body_of_static_shapes_allocates_nothing_per_step() -> None:
     loss = (hs**2).sum()
     outputs = [hs, loss, pt.grad(loss, w)]
     f = function([xs, w, u, h0], outputs)
-    lines = f.source.splitlines()
-    headers = [k for k, line in enumerate(lines) if line.startswith("    for ")
-               and "_s in range(" in line]
-    assert len(headers) == 2  # the forward loop and the gradient's backward loop
-    for header in headers:
-        body = []
-        for line in lines[header + 1 :]:
-            if not line.startswith("        "):
-                break
-            body.append(line)
+    bodies = loop_bodies(f.source)
+    assert len(bodies) == 2  # the forward loop and the gradient's backward loop
+    for body in bodies:
         assert body and not any("new_array" in line for line in body), "\n".join(body)
     rng = np.random.default_rng(4)
     values = [rng.normal(size=(9, 3)), rng.normal(size=(4, 4)) * 0.5, rng.normal(size=(4, 3)),
