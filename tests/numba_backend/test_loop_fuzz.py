@@ -261,7 +261,7 @@ def _check_derivatives(checked: Checked, forward: list[Array]) -> None:
         primal, derivatives = reference[:1], reference[1:]
         found = disagreement(primal, [np.asarray(_cost(program, forward), dtype=primal[0].dtype)])
     assert found is None, _report("the results against the NumPy model", found, [program])
-    if not program.float64 or not program.exact_derivatives:
+    if not program.float64 or not program.exact_derivatives or _too_large(forward):
         return
     directions = [d.value() for d in transform.directions]
     step = EPSILON_SECOND if transform.kind == "hessian" else EPSILON
@@ -282,6 +282,16 @@ def _check_derivatives(checked: Checked, forward: list[Array]) -> None:
             f"the {transform.kind} along the directions is {along}, the difference {difference}"
         )
     assert found is None, _report(f"{transform.kind} against differences of the NumPy model", found, [program])
+
+
+DIFFERENCES_BELOW = 1e3
+"""Derivatives are checked against finite differences only where every result of the
+program is smaller: a recurrence such as `y + (y @ y) / 2` reaches 1e6 in 9 steps, where
+the cost's `sin` turns a step of `EPSILON` into noise."""
+
+
+def _too_large(results: Sequence[Array]) -> bool:
+    return any(r.size and float(np.max(np.abs(r))) >= DIFFERENCES_BELOW for r in results)
 
 
 def _model_along(program: Program, step: float) -> list[Array]:
