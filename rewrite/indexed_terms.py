@@ -1,5 +1,5 @@
 """Sums of scalar terms that differ only in constant indices, vectorized: one gather per
-indexed vector, one elementwise computation over the gathered vectors, one sum or one
+family of reads, one elementwise computation over the gathered vectors, one sum or one
 scatter-add.
 
 A model written as a Python loop over indexed parameters,
@@ -14,18 +14,20 @@ rules turn
   operations on the same variables, reading `v[c]` with constant indices `c` that vary
   from term to term, and scalar constants that may vary) into `sum(template(v[idx]))`:
   one gather `v[idx]` per varying read, with `idx` a constant index vector;
-- a chain of additions of updates of one buffer of zeros at constant scalar positions
-  into one `AdvancedIncSubtensor` per template of their values (an index vector and the
-  vectorized values; repeated positions accumulate, as `np.add.at` does), followed by
-  the updates whose values fit no template, as increments of that one buffer.
+- a chain of additions of updates of one buffer of zeros at single elements into that
+  buffer incremented by the written values, split into their summands: one
+  `AdvancedIncSubtensor` per template of them (an index vector and the vectorized
+  values; repeated positions accumulate, as `np.add.at` does), then one increment per
+  value that fits no template.
 
-So the generated code no longer grows with n (the indices are constants, which are
-arguments of the compiled function, not code). A group needs `MIN_TERMS` members: a
-few scalar terms are cheaper as scalar code than as loops over tiny vectors.
+So the generated code no longer grows with n (index vectors and varying constants are
+constants, which are arguments of the compiled function). A group needs `MIN_TERMS`
+members: fewer scalar terms are cheaper as scalar code than as loops.
 
 Values are kept up to the rounding of a reassociated sum (terms of one template are
 summed together), and errors are kept: a gather checks its indices as the scalar reads
-did (negative ones wrap, out-of-range ones raise `IndexError`).
+did (negative ones wrap, out-of-range ones raise `IndexError`). Why this is a rewrite
+and where it runs: docs/architecture.md, "Sums of indexed terms".
 
 The rules read clients (`@context_rule`): a chain is rewritten once, at its last
 addition, and only the additions nothing else reads belong to it.
@@ -56,7 +58,9 @@ from rewrite.patterns import replacement
 from rewrite.rule import RuleSet, context_rule
 
 MIN_TERMS = 4
-"""Fewest terms of one template worth vectorizing (fewer stay scalar code)."""
+"""Fewest terms of one template worth vectorizing: measured cold, four terms of the
+issue's model compile faster as gathers and loops than as scalar code (1.9 s against
+2.3 s); fewer stay scalar code."""
 
 MAX_TERM_NODES = 256
 """Most elementwise nodes a term may have: reading a term costs its size, so a bound
