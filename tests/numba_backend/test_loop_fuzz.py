@@ -471,13 +471,6 @@ def _print_counts() -> Iterator[None]:
     print(f"\nloop fuzz: {elapsed:.1f} s wall, CPU seconds {seconds}, {counts}")
 
 
-OPEN_MISMATCHES = pytest.mark.xfail(strict=False, reason=(
-    "open (issue 18): with this wave's fixes merged, the fuzzer still finds mismatches to "
-    "triage, e.g. a trace read at [-2] after one step raises IndexError in the reference "
-    "but gives a value after the passes before the loop pass; see the closing note"))
-
-
-@OPEN_MISMATCHES
 @settings(max_examples=scaled_examples(2.0))
 @given(st.lists(programs(compiled=False), min_size=1, max_size=4))
 def test_loop_programs_agree_uncompiled(drawn: list[Program]) -> None:
@@ -491,7 +484,6 @@ def test_loop_programs_agree_uncompiled(drawn: list[Program]) -> None:
     LOOP_FUZZ_SECONDS["uncompiled examples"] += time.process_time() - started
 
 
-@OPEN_MISMATCHES
 @settings(max_examples=scaled_examples(0.3))
 @given(
     st.lists(programs(), min_size=2, max_size=5),

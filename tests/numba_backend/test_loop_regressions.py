@@ -313,3 +313,17 @@ def test_hessian_of_a_zero_step_loop() -> None:
     values = (np.array([[-1.5], [2.0], [-0.25]]), np.zeros((3, 1)))
     want = evaluate([hvp], dict(zip([h0, d_h0], values)))[0]
     np.testing.assert_allclose(optimized([h0, d_h0], [hvp], *values)[0], want)
+
+
+def test_grad_through_a_fold_over_a_static_empty_sequence() -> None:
+    """Found by the loop fuzzer: the gradient of the last per-step row of a fold that
+    runs no step writes at index -1 of an empty trace; optimizing must leave that
+    IndexError to the run (the index update's rule folded it and failed to build)."""
+    s, c = pt.tensor("s", shape=(0, 3)), pt.scalar("c")
+    _, last = pt.foldl(lambda x, c: (c, pt.tanh(x)), sequences=[s], outputs_info=[c, None])
+    cost = pt.sin(last).sum() + c
+    (gradient,) = pt.grad(cost, [s])
+    with pytest.raises(IndexError):
+        evaluate([gradient], {s: np.zeros((0, 3)), c: np.array(0.0)})
+    with pytest.raises(IndexError):
+        optimized([s, c], [gradient], np.zeros((0, 3)), 0.0)
