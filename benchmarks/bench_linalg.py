@@ -50,17 +50,26 @@ def special_problem() -> Array:
 
 
 # -- L1 ---------------------------------------------------------------------------------------
-def l1_fgraph() -> Callable[[], Any]:
+def l1_graph(
+    normaliser: float = DIMENSION * math.log(2 * math.pi), robust: bool = False
+) -> tuple[list[Any], list[Any]]:
+    """L1's inputs and outputs; `compile_models` edits it: another `normaliser`, or
+    `robust`, the quadratic form z.z replaced by sum(log1p(z**2))."""
     import ops as pt
-    from numba_backend import function
 
     y, mu, cov = pt.vector("y", shape=(DIMENSION,)), pt.vector("mu", shape=(DIMENSION,)), pt.matrix(
         "cov", shape=(DIMENSION, DIMENSION))
     factor = pt.linalg.cholesky(cov)
     z = pt.linalg.solve_triangular(factor, y - mu, lower=True)
-    logp = -0.5 * (DIMENSION * math.log(2 * math.pi) + pt.sum(z * z)) - pt.sum(
-        pt.log(pt.linalg.diagonal(factor)))
-    compiled = function([y, mu, cov], [logp, *pt.grad(logp, [mu, cov])])
+    quadratic = pt.sum(pt.log1p(z * z)) if robust else pt.sum(z * z)
+    logp = -0.5 * (normaliser + quadratic) - pt.sum(pt.log(pt.linalg.diagonal(factor)))
+    return [y, mu, cov], [logp, *pt.grad(logp, [mu, cov])]
+
+
+def l1_fgraph() -> Callable[[], Any]:
+    from numba_backend import function
+
+    compiled = function(*l1_graph())
     problem = mvn_problem()
     return lambda: compiled(*problem)
 

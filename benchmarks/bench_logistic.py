@@ -33,14 +33,20 @@ Array = np.ndarray[Any, np.dtype[np.float64]]
 Problem = tuple[Array, Array, Array]
 
 
-def fgraph_peer(problem: Problem) -> Run:
+def fgraph_graph() -> tuple[list[Any], list[Any]]:
+    """The model's inputs (X, y, w) and outputs (the loss, its gradient in w)."""
     import ops as pt
-    from numba_backend import function
 
     X, y, w = pt.matrix("X"), pt.vector("y"), pt.vector("w")
     z = pt.matmul(X, w)
     loss = pt.mean(y * pt.softplus(-z) + (1 - y) * pt.softplus(z))
-    compiled = function([X, y, w], [loss, pt.grad(loss, w)], mode="fast_run")
+    return [X, y, w], [loss, pt.grad(loss, w)]
+
+
+def fgraph_peer(problem: Problem) -> Run:
+    from numba_backend import function
+
+    compiled = function(*fgraph_graph(), mode="fast_run")
     return lambda: compiled(*problem)
 
 

@@ -146,9 +146,9 @@ def rnn_problem() -> tuple[Array, Array, Array, Array, Array]:
     )
 
 
-def w4_fgraph() -> tuple[Callable[[], Any], str]:
+def w4_graph() -> tuple[list[Any], list[Any]]:
+    """W4's inputs and outputs (the loss, then its gradient in W, U, b)."""
     import ops as pt
-    from numba_backend import function
 
     X = pt.matrix("X", shape=(None, FEATURES))
     W, U = pt.matrix("W", shape=(HIDDEN, HIDDEN)), pt.matrix("U", shape=(HIDDEN, FEATURES))
@@ -156,7 +156,13 @@ def w4_fgraph() -> tuple[Callable[[], Any], str]:
     hs = pt.scan(lambda x, h, W, U, b: pt.tanh(W @ h + U @ x + b), sequences=[X],
                  outputs_info=[h0], non_sequences=[W, U, b])
     loss = (hs**2).sum()
-    compiled = function([X, W, U, b, h0], [loss, *pt.grad(loss, [W, U, b])])
+    return [X, W, U, b, h0], [loss, *pt.grad(loss, [W, U, b])]
+
+
+def w4_fgraph() -> tuple[Callable[[], Any], str]:
+    from numba_backend import function
+
+    compiled = function(*w4_graph())
     problem = rnn_problem()
     return lambda: compiled(*problem), _fgraph_counts(compiled)
 

@@ -72,19 +72,26 @@ def fgraph_round(salt: int) -> tuple[float, float, Graph, int]:
     return first, again, optimized, len(graph.nodes)
 
 
-def pytensor_round() -> tuple[float, float, int, int]:
+def pytensor_graph() -> tuple[list[Any], Any]:
+    """The benchmark graph in PyTensor: its inputs and its output."""
     import pytensor.tensor as ptt
-    from pytensor.compile.aliasing import add_supervisor_to_fgraph
-    from pytensor.compile.io import SymbolicInput
-    from pytensor.compile.mode import get_mode
-    from pytensor.graph.fg import FunctionGraph
 
     xs = [ptt.vector(f"x{k}", dtype="float64") for k in range(INPUTS)]
     acc = xs[0]
     for i in range(STEPS):
         acc = acc * 0.999 + ptt.sin(xs[i % INPUTS])
         acc = acc - ptt.sin(xs[i % INPUTS]) * (i / 5000)
-    fgraph = FunctionGraph(xs, [acc.sum()], clone=True)
+    return xs, acc.sum()
+
+
+def pytensor_round() -> tuple[float, float, int, int]:
+    from pytensor.compile.aliasing import add_supervisor_to_fgraph
+    from pytensor.compile.io import SymbolicInput
+    from pytensor.compile.mode import get_mode
+    from pytensor.graph.fg import FunctionGraph
+
+    xs, total = pytensor_graph()
+    fgraph = FunctionGraph(xs, [total], clone=True)
     add_supervisor_to_fgraph(fgraph, [SymbolicInput(x) for x in fgraph.inputs])
     before = len(fgraph.apply_nodes)
     rewriter = get_mode("FAST_RUN").optimizer
