@@ -14,7 +14,6 @@ import attrs
 from fgraph import Graph, Variable
 from fgraph.op import Array
 from numba_backend.block import emit_block
-from numba_backend.kernels import PARALLEL_OPTIONS
 from numba_backend.registry import Kernel, ModuleBuilder
 from numba_backend.source import module_text
 
@@ -55,10 +54,7 @@ def generate(graph: Graph, parallel: bool = False) -> GeneratedModule:
     lines = [f"def {entry}({', '.join(arguments)}):"]
     lines.extend(f"    {line}" for statement in body for line in statement.splitlines())
     lines.append(f"    return ({returned})")
-    options = "cache=True, error_model='numpy'"
-    if any("numba.prange(" in statement for statement in body):
-        options += f", parallel={PARALLEL_OPTIONS}"
-    entry_source = f"@numba.njit({options})\n" + "\n".join(lines) + "\n"
+    entry_source = "@numba.njit(cache=True, error_model='numpy')\n" + "\n".join(lines) + "\n"
     source = module_text("named by the structure digest", module, entry_source)
     return GeneratedModule(
         source, entry, tuple(constant.data for _, constant in constants), _load_order(module)

@@ -103,18 +103,3 @@ def any_layout(typingctx: object, array: Any) -> Any:
         return impl_ret_borrowed(context, builder, result, args[0])
 
     return result(array), codegen
-
-
-@intrinsic
-def forget_shape(typingctx: object, array: Any) -> Any:
-    """`array` itself, through a call numba's parallel array analysis cannot see into.
-    That analysis takes an array variable reassigned inside a sequential loop (a loop's
-    per-step output of unknown row shape, allocated at the first step) to keep the shape
-    of its first definition, so a slice of it after the loop came back empty."""
-    if not isinstance(array, types.Array):
-        return None
-
-    def codegen(context: Any, builder: ir.IRBuilder, signature: Any, args: Any) -> Any:
-        return impl_ret_borrowed(context, builder, array, args[0])
-
-    return array(array), codegen

@@ -27,15 +27,6 @@ OPTIONS = "cache=True, error_model='numpy', nogil=True, no_cpython_wrapper=True"
 """numba's options for a kernel: it is only called from generated code, so it needs no
 Python wrapper (which would cost a third of a small function's compile time)."""
 
-PARALLEL_OPTIONS = (
-    "{'prange': True, 'comprehension': False, 'reduction': False, 'inplace_binop': False, "
-    "'setitem': False, 'numpy': False, 'stencil': False, 'fusion': False}"
-)
-"""numba's `parallel` options for a function with `numba.prange` loops: only those loops
-run in parallel; numba does not rewrite anything else into parallel loops (the
-generated code has no array expressions worth it, and each costs compile time)."""
-
-
 def outlines(op: Op) -> bool:
     """Whether `op`'s kernel is outlined: loops, the largest units, which a model's
     graphs share (its density alone and with its gradient, and its versions edited
@@ -77,14 +68,11 @@ def outline(
     kinds = [(t.dtype, -1 if node.holds_scalar(k) else t.ndim) for k, t in enumerate(node.input_types)]
     kinds += [(c.type.dtype, c.type.ndim) for _, c in constants]
     returned = "".join(f"{output}, " for output in local.outputs)
-    options = OPTIONS
-    if any("numba.prange(" in statement for statement in body):
-        options += f", parallel={PARALLEL_OPTIONS}"
     code = [f"    {line}" for statement in body for line in statement.splitlines()]
 
     def text(name: str) -> str:
         function = "\n".join([
-            f"@numba.njit({options})",
+            f"@numba.njit({OPTIONS})",
             f"def {name}_code({', '.join(parameters)}):",
             *code,
             f"    return ({returned})",

@@ -16,6 +16,7 @@ from fgraph import TensorType
 from fgraph.types import Shape as StaticShape
 
 from numba_backend.body import ElementBody, element_body, element_position
+from numba_backend.parallel import parallel_loop
 from numba_backend.reduction import REASSOCIABLE
 from numba_backend.registry import (
     Allocation, ModuleBuilder, NodeInfo, dtype_expression, element_index, is_size_one,
@@ -132,13 +133,15 @@ def _serial_or_parallel(
     loop: Callable[[str, str | None], list[str]],
 ) -> list[str]:
     """`loop(indent, first_axis)` as is, or, with `module.parallel`, run with
-    `numba.prange` over its first axis when it has at least `PARALLEL_MIN_SIZE`
-    elements (a serial copy below that: no thread launch for small arrays)."""
+    `numba.prange` over its first axis (in a helper, `parallel_loop`) when it has at
+    least `PARALLEL_MIN_SIZE` elements (a serial copy below that: no thread launch for
+    small arrays)."""
     if not (module.parallel and lengths):
         return loop("", None)
+    prange = loop("", f"for {node.prefix}j0 in numba.prange({lengths[0]}):")
     return [
         f"if {_size(lengths)} >= {PARALLEL_MIN_SIZE}:",
-        *loop("    ", f"for {node.prefix}j0 in numba.prange({lengths[0]}):"),
+        f"    {parallel_loop(prange, module)}",
         "else:",
         *loop("    ", None),
     ]
@@ -283,14 +286,17 @@ def _full_sum(
         piece, part, first = f"{prefix}c", f"{prefix}part", lengths[0]
         chunk = f"for {prefix}j0 in range({piece} * {first} // {CHUNKS}, "
         chunk += f"({piece} + 1) * {first} // {CHUNKS}):"
+        chunks = [
+            f"for {piece} in numba.prange({CHUNKS}):",
+            f"    {part} = {zero}",
+            *_summing_loop(node, body, lengths, summing, part, "    ", chunk),
+            f"    {prefix}parts[{piece}] = {part}",
+        ]
         lines += [
             *body.hoisted(),
             f"if {_size(lengths)} >= {PARALLEL_MIN_SIZE}:",
             f"    {prefix}parts = new_array({CHUNKS}, {dtype_expression(dtype)})",
-            f"    for {piece} in numba.prange({CHUNKS}):",
-            f"        {part} = {zero}",
-            *_summing_loop(node, body, lengths, summing, part, "        ", chunk),
-            f"        {prefix}parts[{piece}] = {part}",
+            f"    {parallel_loop(chunks, module)}",
             f"    for {piece} in range({CHUNKS}):",
             f"        {summing.add(accumulator, f'{prefix}parts[{piece}]')}",
             "else:",

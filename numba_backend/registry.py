@@ -127,6 +127,15 @@ def vector_array(name: str, entries: str, of_type: TensorType) -> list[str]:
     return lines + [f"{name}[{k}] = {entries}[{k}]" for k in range(length or 0)]
 
 
+PARALLEL_OPTIONS = (
+    "{'prange': True, 'comprehension': False, 'reduction': False, 'inplace_binop': False, "
+    "'setitem': False, 'numpy': False, 'stencil': False, 'fusion': False}"
+)
+"""numba's `parallel` options for a function with `numba.prange` loops: only those loops
+run in parallel; numba does not rewrite anything else into parallel loops (the
+generated code has no array expressions worth it, and each costs compile time)."""
+
+
 @attrs.frozen
 class Kernel:
     """An outlined kernel: one function in a module of its own, both named by the digest
@@ -169,7 +178,7 @@ class ModuleBuilder:
         if fastmath:
             options += ", fastmath=True"
         if parallel:
-            options += ", parallel=True"
+            options += f", parallel={PARALLEL_OPTIONS}"
         decorated = f"@numba.njit({options})\n{template.strip()}\n"
         name = "k_" + hashlib.sha256(decorated.encode()).hexdigest()[:16]
         self.helpers.setdefault(name, decorated.replace("NAME", name))

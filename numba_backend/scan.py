@@ -167,9 +167,7 @@ def _scan(op: Scan, node: NodeInfo, module: ModuleBuilder) -> list[str]:
             lines += _window_rows(out, name, op.window(k), carry_types[k], p)
         else:
             lines.append(f"{out} = {_executed_rows(op, name, p, boundary=True)}")
-    for out, name, ys_type in zip(outputs.ys, ys_names, ys_types):
-        if ys_type.ndim and not ys_type.is_fully_static:  # reallocated at the first step
-            name = f"forget_shape({name})"
+    for out, name in zip(outputs.ys, ys_names):
         lines.append(f"{out} = {_executed_rows(op, name, p, boundary=False)}")
     if outputs.executed is not None:
         lines += [f"{outputs.executed} = new_array((), np.int64)",

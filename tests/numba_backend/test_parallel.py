@@ -98,3 +98,31 @@ def test_slices_of_elementwise_results_compile_in_parallel() -> None:
     got = function([x], outputs, parallel=True)(value)
     for g, e in zip(got, evaluate(outputs, {x: value})):
         np.testing.assert_allclose(g, e)
+
+
+@pytest.mark.parametrize("length", [1, 2, 3, 4, 6])
+def test_negative_slices_past_the_start_in_parallel(length: int) -> None:
+    """numba's parallel array analysis sized `x[-5:]` of 3 elements as 2 (and `x[1:][-3:]`
+    of 3 as 1), data included: found by the loop fuzzer through a loop's per-step output.
+    Only the outlined prange loops are compiled with numba's parallel options now."""
+    x = pt.vector("x")
+    outputs = [x[-5:], x[-5:].sum(), x[1:][-3:], pt.exp(x)[-3:]]
+    value = np.arange(1.0, length + 1.0)
+    for parallel in (False, True):
+        got = function([x], outputs, parallel=parallel)(value)
+        for g, e in zip(got, evaluate(outputs, {x: value})):
+            np.testing.assert_allclose(g, e, rtol=1e-15)
+
+
+@pytest.mark.parametrize("steps", [1, 2, 3, 4])
+def test_a_loops_per_step_rows_sliced_from_the_end_in_parallel(steps: int) -> None:
+    """Where the fuzzer met the slice above: a loop's per-step rows sliced `[-3:]` and
+    summed, in a function with an element loop, for lengths on both sides of 3."""
+    n, first = pt.scalar("n", dtype="int64"), pt.vector("first")
+    rows = pt.scan(lambda previous: previous * 2, outputs_info=[first], n_steps=n)
+    outputs = [rows[-3:].sum(axis=0), pt.tanh(first)]
+    value = np.array([0.5, 1.0])
+    wanted = sum(value * 2.0**k for k in range(max(1, steps - 2), steps + 1))
+    for parallel in (False, True):
+        got = function([n, first], outputs, parallel=parallel)(np.int64(steps), value)
+        np.testing.assert_allclose(got[0], wanted)
