@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import hashlib
 
+import attrs
+
 from fgraph import Constant, Graph, Op
 from numba_backend.registry import Kernel, ModuleBuilder, NodeInfo, numba_kernel
 from numba_backend.source import module_text
@@ -82,13 +84,11 @@ def outline(
 ) -> tuple[Kernel, list[tuple[str, Constant]]]:
     """The kernel computing `op` for `node`'s types, and the constants to pass it after
     the inputs (each with the scope the kernel named it in)."""
-    local = NodeInfo(
+    local = attrs.evolve(  # all else as the node's: types, labels, how values are held
+        node,
         inputs=tuple(f"a{k}" for k in range(len(node.inputs))),
         outputs=tuple(f"r{k}" for k in range(len(node.outputs))),
-        input_types=node.input_types,
-        output_types=node.output_types,
         prefix="l_",
-        input_labels=node.input_labels,
     )
     inner = ModuleBuilder(parallel)
     body = numba_kernel(op, local, inner)
