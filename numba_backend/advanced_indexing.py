@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import attrs
 
-from fgraph import TensorType
+from fgraph import TensorType, broadcast_shapes
 from fgraph.dtypes import is_bool
 from numba_backend.indexing import update_broadcast_check
 from numba_backend.registry import Allocation, ModuleBuilder, NodeInfo, numba_kernel
@@ -24,12 +24,21 @@ from ops.indexing import Entry, NewAxis, Slice, Symbolic
 
 @attrs.frozen
 class _Component:
-    """One indexed axis of the view: an integer array (broadcast to the index shape
-    when `rank` is set) or a static int (`rank` None, `array` the literal)."""
+    """One indexed axis of the view: an integer array of static `shape` (broadcast to
+    the index shape when `rank` is set) or a static int (`rank` None, `array` the
+    literal)."""
 
     array: str
     rank: int | None
     view_axis: int
+    shape: tuple[int | None, ...] = ()
+
+    @property
+    def needs_broadcast(self) -> bool:
+        """Whether the array may have to be stretched to the index shape: unless it has
+        the full rank and static lengths other than 1, which the shape checks then make
+        the index shape's."""
+        return any(length in (None, 1) for length in self.shape)
 
 
 @attrs.frozen
@@ -45,6 +54,16 @@ class _LoopNest:
     indices: tuple[str, ...]
     read: str
     write: str
+
+
+def _static_index_shape(components: list[_Component]) -> tuple[int, ...] | None:
+    """The broadcast shape of the index arrays when all their lengths are static (no
+    masks, whose lengths are their count of true values)."""
+    shapes = [component.shape for component in components if component.rank is not None]
+    if any(None in shape for shape in shapes):
+        return None
+    lengths = broadcast_shapes(*shapes)  # they broadcast: `infer` checked
+    return tuple(length for length in lengths if length is not None)
 
 
 def _loop_nest(
@@ -85,7 +104,7 @@ def _loop_nest(
             continue
         name, index_type = next(remaining)
         if not is_bool(index_type.dtype):
-            components.append(_Component(name, index_type.ndim, len(parts)))
+            components.append(_Component(name, index_type.ndim, len(parts), index_type.shape))
             parts.append(":")
             axis += 1
             continue
@@ -94,7 +113,7 @@ def _loop_nest(
         for offset in range(index_type.ndim):
             mismatch = f"{name}.shape[{offset}] != {source}.shape[{axis + offset}]"
             setup.append(f"{bad} = {bad} or {mismatch}")
-            components.append(_Component(f"{nonzero}[{offset}]", 1, len(parts)))
+            components.append(_Component(f"{nonzero}[{offset}]", 1, len(parts), (None,)))
             parts.append(":")
         axis += index_type.ndim
     for _ in range(axis, source_rank):
@@ -104,12 +123,14 @@ def _loop_nest(
         advanced_positions
     ):
         first_advanced_at = 0  # advanced indices apart: NumPy puts their axes first
-    # One entry is written without a trailing comma: `x[:]`, not `x[:,]`, whose tuple
-    # index numba's parallel (parfor) lowering cannot cast.
-    setup.insert(0, f"{view} = {source}[{', '.join(parts)}]")
     index_rank = max((component.rank or 0 for component in components), default=0)
-    lengths = [f"{prefix}B{a}" for a in range(index_rank)]
-    for a, length in enumerate(lengths):
+    static_lengths = _static_index_shape(components)
+    if static_lengths is not None:
+        # The index arrays' static shapes broadcast (`infer` checked): no run-time check.
+        lengths = [str(length) for length in static_lengths]
+    else:
+        lengths = [f"{prefix}B{a}" for a in range(index_rank)]
+    for a, length in enumerate(lengths if static_lengths is None else ()):
         setup.append(f"{length} = 1")
         for component in components:
             if component.rank is None or a < index_rank - component.rank:
@@ -120,11 +141,17 @@ def _loop_nest(
                 f"{bad} = {bad} or ({extent} != 1 and {length} != 1 and {extent} != {length})",
                 f"{length} = {length} if {extent} == 1 else {extent}",
             ]
-    setup += [
-        f"if {bad}:",
-        "    raise IndexError('index arrays do not broadcast together, or a boolean index "
-        "does not match the indexed axes')",
-    ]
+    if len(setup) > 1:  # some line reads `bad`
+        setup += [
+            f"if {bad}:",
+            "    raise IndexError('index arrays do not broadcast together, or a boolean "
+            "index does not match the indexed axes')",
+        ]
+    else:
+        setup.clear()
+    # One entry is written without a trailing comma: `x[:]`, not `x[:,]`, whose tuple
+    # index numba's parallel (parfor) lowering cannot cast.
+    setup.insert(0, f"{view} = {source}[{', '.join(parts)}]")
     index_shape = tuple_expression(lengths)
     rank = len(basic_axes) + index_rank
     loop_names = [f"{prefix}j{t}" for t in range(rank)]
@@ -138,6 +165,9 @@ def _loop_nest(
         length = f"{view}.shape[{component.view_axis}]"
         if component.rank is None:
             indices.append(f"{index} = {component.array}")
+        elif component.rank == index_rank and not component.needs_broadcast:
+            at = ", ".join(index_names)
+            indices.append(f"{index} = np.int64({component.array}[{at}])")
         else:
             broadcast = f"{prefix}i{number}"
             setup.append(f"{broadcast} = np.broadcast_to({component.array}, {index_shape})")
@@ -196,13 +226,18 @@ def _advanced_inc_subtensor(
     )
     indent = "    " * nest.depth
     assign = "=" if op.set_instead_of_inc else "+="
+    # A value of the region's rank with no static length 1 has the region's shape once
+    # checked: it is read as it is (each np.broadcast_to costs numba's compile time).
+    value_type = node.input_types[1]
+    stretched = value_type.ndim != nest.depth or 1 in value_type.shape
+    read = f"{prefix}y" if stretched else value
     return [
         f"{output} = {source}" + ("" if op.destroy_map else ".copy()"),
         *nest.setup,
         f"{prefix}rs = {nest.shape}",
-        *update_broadcast_check(op, value, node.input_types[1], f"{prefix}rs", nest.depth),
-        f"{prefix}y = np.broadcast_to({value}, {prefix}rs)",
+        *update_broadcast_check(op, value, value_type, f"{prefix}rs", nest.depth),
+        *([f"{prefix}y = np.broadcast_to({value}, {prefix}rs)"] if stretched else []),
         *nest.loops,
         *nest.indices,
-        f"{indent}{prefix}v[{nest.read}] {assign} {prefix}y[{nest.write}]",
+        f"{indent}{prefix}v[{nest.read}] {assign} {read}[{nest.write}]",
     ]

@@ -15,17 +15,28 @@ from numba_backend import split
 from numba_backend.body import element_body
 from numba_backend.loops import summed_loop
 from numba_backend.kernels import emit_node
-from numba_backend.registry import ModuleBuilder, NodeInfo
+from numba_backend.registry import (
+    ModuleBuilder,
+    NodeInfo,
+    is_short_vector,
+    is_size_one,
+    numba_kernel,
+    one_element_array,
+    scalar_use,
+    vector_array,
+)
 from ops.elemwise import Elemwise
 from ops.fused import Fused
 from ops.reduction import Sum
+from rewrite.lengths import Length, length_root
 
 
 def emit_block(
     graph: Graph, names: dict[Variable, str], module: ModuleBuilder, prefix: str = ""
 ) -> list[str]:
     """Statements computing every node of `graph`; `names` maps the graph's inputs to the
-    names holding them and receives the names of every computed variable."""
+    names holding them (arrays) and receives the names of every computed variable (of
+    the graph's outputs, arrays; of other 0-d values, maybe scalars: see `Scalars`)."""
 
     def name_of(variable: Variable) -> str:
         found = names.get(variable)
@@ -36,16 +47,23 @@ def emit_block(
         raise ValueError(f"{variable!r} is used before it is computed")
 
     positions = {node: number for number, node in enumerate(graph.nodes)}
+    scalars = Scalars(graph)
+    roots: dict[Length, Length] = {}
 
-    def info_of(node: Apply) -> NodeInfo:
+    def info_of(node: Apply, arrays: dict[int, str]) -> NodeInfo:
         number = positions[node]
         return NodeInfo(
-            inputs=tuple(name_of(variable) for variable in node.inputs),
+            inputs=tuple(arrays.get(k) or name_of(v) for k, v in enumerate(node.inputs)),
             outputs=tuple(f"{prefix}v{number}_{k}" for k in range(len(node.output_types))),
             input_types=tuple(variable.type for variable in node.inputs),
             output_types=node.output_types,
             prefix=f"{prefix}n{number}_",
             input_labels=tuple(describe(variable) for variable in node.inputs),
+            scalar_inputs=scalars.read_by(node),
+            scalar_outputs=tuple(output in scalars.made for output in node.outputs),
+            input_lengths=tuple(
+                tuple(length_root(v, axis, roots) for axis in range(v.ndim)) for v in node.inputs
+            ),
         )
 
     summed = summed_producers(graph)
@@ -54,20 +72,113 @@ def emit_block(
     for node in graph.nodes:
         if node in absorbed:
             continue  # computed inside the loop of the Sum that reads it
+        made, arrays = scalars.arrays_for(node, names)
+        lines += made
         producer = summed.get(node)
         if producer is None:
-            info = info_of(node)
+            info = info_of(node, arrays)
             lines.extend(emit_node(node.op, info, module))
         else:
-            producer_info = info_of(producer)
+            producer_info = info_of(producer, {})
             names[producer.out] = producer_info.outputs[0]  # a name only, never an array
-            info = info_of(node)
+            info = info_of(node, arrays)
             lines.extend(sum_while_computing(producer, producer_info, info, module))
         for output, name in zip(node.outputs, info.outputs):
             names[output] = name
     for result in graph.outputs:
         names.setdefault(result, name_of(result))
+        made, array = scalars.array_of(result, names[result])
+        lines += made
+        names[result] = array
     return lines
+
+
+class Scalars:
+    """Which 0-d values (and values of one element) of a graph are plain numba scalars,
+    which shape vectors are tuples, and their arrays.
+
+    A 0-d result is a scalar when its kernel can make one (`registry.scalar_kernel`) and
+    a kernel reading it reads it as a scalar; a shape vector is a tuple on the same
+    terms. Kernels that need an array, and the graph's outputs, get one made from the
+    scalar or tuple before they run: one per value, or a fresh one for a kernel that
+    overwrites it in place."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.made: set[Variable] = set()
+        """The results that are plain values: scalars (0-d, or of one element) and tuples."""
+        self.tuples: set[Variable] = set()
+        """The shape vectors among them, which are tuples."""
+        self._arrays: dict[Variable, str] = {}
+        for node in graph.nodes:
+            use = scalar_use(node.op)
+            if use is None:
+                continue
+            for output in node.outputs:
+                clients = graph.clients.get(output, ())
+                if use.makes_vectors and is_short_vector(output.type):
+                    if any(_takes_tuple(client, k) for client, k in clients):
+                        self.made.add(output)
+                        self.tuples.add(output)
+                elif use.makes and (output.ndim == 0 or (use.size_one and is_size_one(output.type))):
+                    if any(_takes_scalar(client, k) for client, k in clients):
+                        self.made.add(output)
+
+    def read_plain(self, node: Apply, k: int) -> bool:
+        """Whether `node`'s kernel reads input k as the plain value it is (if it is one)."""
+        if node.inputs[k] in self.tuples:
+            return _takes_tuple(node, k)
+        return _takes_scalar(node, k)
+
+    def read_by(self, node: Apply) -> tuple[bool, ...]:
+        """Per input of `node`, whether its kernel is handed it as a plain value."""
+        return tuple(v in self.made and self.read_plain(node, k) for k, v in enumerate(node.inputs))
+
+    def arrays_for(
+        self, node: Apply, names: dict[Variable, str]
+    ) -> tuple[list[str], dict[int, str]]:
+        """Lines making arrays of the plain values `node`'s kernel reads as arrays, and
+        the array's name for each such input."""
+        lines: list[str] = []
+        arrays: dict[int, str] = {}
+        destroyed = {k for _, k in node.op.destroy_map}
+        for k, variable in enumerate(node.inputs):
+            if variable in self.made and not self.read_plain(node, k):
+                made, arrays[k] = self.array_of(variable, names[variable], k in destroyed)
+                lines += made
+        return lines, arrays
+
+    def array_of(
+        self, variable: Variable, name: str, fresh: bool = False
+    ) -> tuple[list[str], str]:
+        """Lines making an array of `variable` (named `name`) if it is a plain value
+        (once, unless `fresh`: for a kernel that overwrites it), and the array's name
+        (`name` itself for an array)."""
+        if variable not in self.made:
+            return [], name
+        if fresh:
+            array = f"{name}_f"
+        elif variable in self._arrays:
+            return [], self._arrays[variable]
+        else:
+            array = self._arrays[variable] = f"{name}_a"
+        if variable in self.tuples:
+            return vector_array(array, name, variable.type), array
+        return one_element_array(array, name, variable.type), array
+
+
+def _takes_scalar(node: Apply, k: int) -> bool:
+    """Whether `node`'s kernel may be handed input k as a plain scalar."""
+    use = scalar_use(node.op)
+    if use is None or not use.reads(node.op, k):
+        return False
+    value = node.inputs[k].type
+    return value.ndim == 0 or (use.size_one and is_size_one(value))
+
+
+def _takes_tuple(node: Apply, k: int) -> bool:
+    """Whether `node`'s kernel may be handed shape vector input k as a tuple."""
+    use = scalar_use(node.op)
+    return use is not None and use.vectors(node.op, k) and is_short_vector(node.inputs[k].type)
 
 
 def describe(variable: Variable) -> str:
@@ -119,5 +230,4 @@ def sum_while_computing(
     if not isinstance(producer.op, (Elemwise, Fused)):
         raise TypeError(f"cannot sum while computing {producer.op}")
     body = element_body(producer.op, producer_info, module)
-    total_type = info.output_types[0]
-    return summed_loop(producer_info, body, module, info.outputs[0], total_type)
+    return summed_loop(producer_info, body, module, info)

@@ -14,7 +14,7 @@ import numpy as np
 
 from fgraph import Variable
 from fgraph.variable import Constant
-from numba_backend.registry import ModuleBuilder, NodeInfo, dtype_expression
+from numba_backend.registry import ModuleBuilder, NodeInfo, dtype_expression, is_call
 from numba_backend.scalar import Operand, scalar_expression
 from ops.elemwise import Elemwise
 from ops.fused import Fused
@@ -83,7 +83,7 @@ def _fused_body(op: Fused, node: NodeInfo, module: ModuleBuilder) -> ElementBody
         dtype = inner_node.output_types[0].dtype
         expression = scalar_expression(inner_node.op.scalar_op, arguments, dtype)
         float64 = dtype == "float64" and all(a.dtype == "float64" for a in arguments)
-        if not (float64 or _is_call(expression, dtype_expression(dtype))):
+        if not (float64 or is_call(expression, dtype_expression(dtype))):
             expression = f"{dtype_expression(dtype)}({expression})"  # numba may widen
         result = Operand(f"{prefix}t{number}", dtype)
         statements.append((result, expression))
@@ -104,15 +104,3 @@ def element_position(node: NodeInfo, k: int) -> str:
     rank = node.output_types[0].ndim
     indices = ("0" if input_type.shape[a] == 1 else f"{node.prefix}j{a}" for a in range(rank))
     return ", ".join(indices) if rank else "()"
-
-
-def _is_call(expression: str, function: str) -> bool:
-    """Whether `expression` is one call of `function` (a cast that needs no second one)."""
-    if not expression.startswith(function + "(") or not expression.endswith(")"):
-        return False
-    depth = 0
-    for position, character in enumerate(expression[len(function) :], len(function)):
-        depth += {"(": 1, ")": -1}.get(character, 0)
-        if depth == 0:
-            return position == len(expression) - 1
-    return False

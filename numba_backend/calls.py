@@ -28,7 +28,7 @@ from typing import Any
 import attrs
 import numba
 from llvmlite import binding
-from numba.core import cgutils
+from numba.core import cgutils, types
 from numba.core.errors import NumbaError
 from numba.core.typing import signature
 
@@ -63,22 +63,24 @@ class KernelCall:
 
     def typed(self, *arguments: Any) -> tuple[Any, Codegen]:
         """The intrinsic's typing: the call's signature and code generator (the kernel
-        is compiled for these argument types now, as numba compiles a called function)."""
-        symbol, return_type = self.specialized(arguments)
-        reload = Specialize(self.module, self.name, arguments)
+        is compiled for these argument types now, as numba compiles a called function;
+        a literal argument, a scalar the caller knows, counts as its type)."""
+        parameters = tuple(types.unliteral(argument) for argument in arguments)
+        symbol, return_type = self.specialized(parameters)
+        reload = Specialize(self.module, self.name, parameters)
 
         def codegen(context: Any, builder: Any, sig: Any, values: Any) -> Any:
             context.active_code_library._reload_init.add(reload)
-            function_type = context.call_conv.get_function_type(return_type, arguments)
+            function_type = context.call_conv.get_function_type(return_type, parameters)
             callee = cgutils.get_or_insert_function(builder.module, function_type, symbol)
             status, result = context.call_conv.call_function(
-                builder, callee, return_type, arguments, values
+                builder, callee, return_type, parameters, values
             )
             with cgutils.if_unlikely(builder, status.is_error):
                 context.call_conv.return_status_propagate(builder, status)
             return result
 
-        return signature(return_type, *arguments), codegen
+        return signature(return_type, *parameters), codegen  # a literal passes as its type
 
     def specialized(self, types: tuple[Any, ...]) -> tuple[str, Any]:
         """The symbol and return type of the kernel compiled for `types` (loaded from

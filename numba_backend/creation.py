@@ -1,27 +1,50 @@
 """Creation ops (`Alloc`, `AllocEmpty`, `ARange`, `Eye`) as fresh arrays.
 
-Shapes arrive as int64 vectors and become tuples (`numba_backend.shape.shape_tuple`);
-scalar inputs are 0-d arrays read with `[()]`.
+Shapes arrive as int64 vectors or tuples and become tuples
+(`numba_backend.shape.shape_tuple`); scalar inputs are read through `NodeInfo.scalar`
+(plain scalars where the block holds them so).
 """
 
 from __future__ import annotations
 
 from fgraph.dtypes import is_bool, is_inexact, is_integer
 from numba_backend.registry import (
-    Allocation, ModuleBuilder, NodeInfo, dtype_expression, numba_kernel,
+    Allocation,
+    ModuleBuilder,
+    NodeInfo,
+    dtype_expression,
+    no_input,
+    numba_kernel,
+    only_input,
+    scalar_kernel,
 )
+from numba_backend.loops import element_assignment
 from numba_backend.shape import shape_tuple
 from ops.creation import Alloc, AllocEmpty, ARange, Eye
 
 
 @numba_kernel.register
+@scalar_kernel(reads=only_input(0), makes=False, vectors=only_input(1))
 def _alloc(op: Alloc, node: NodeInfo, module: ModuleBuilder) -> list[str]:
+    """A 0-d value (a fill, as in `zeros`) is written into a fresh array element by
+    element, with no broadcasting overload for numba to compile."""
     value, target = node.inputs
     shape = shape_tuple(target, op.shape)
-    return [f"{node.outputs[0]} = np.copy(np.broadcast_to({value}, {shape}))"]
+    (output,) = node.outputs
+    if node.input_types[0].ndim:
+        return [f"{output} = np.copy(np.broadcast_to({value}, {shape}))"]
+    rank = len(op.shape)
+    if rank == 0:
+        return [f"{output} = new_array((), {dtype_expression(node.output_types[0].dtype)})",
+                f"{output}[()] = {node.scalar(0)}"]
+    dtype = dtype_expression(node.output_types[0].dtype)
+    fill = f"{node.prefix}v"
+    return [f"{fill} = {node.scalar(0)}", f"{output} = new_array({shape}, {dtype})",
+            *element_assignment(output, fill, output, rank, f"{node.prefix}j", source_shape=())]
 
 
 @numba_kernel.register
+@scalar_kernel(reads=no_input, makes=False, vectors=only_input(0))
 def _alloc_empty(op: AllocEmpty, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     (target,) = node.inputs
     shape = shape_tuple(target, op.shape)
@@ -29,13 +52,14 @@ def _alloc_empty(op: AllocEmpty, node: NodeInfo, module: ModuleBuilder) -> list[
 
 
 @numba_kernel.register
+@scalar_kernel()
 def _arange(op: ARange, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     """NumPy's arange exactly: the length from float division, the first two values
     computed in the inputs' widest type and cast, the rest as first + i * (second -
     first) in the output dtype (so float arguments with an integer dtype count as
     NumPy's do: arange(0.5, 3, 0.7, dtype=int) is [0, 1, 2, 3])."""
     wide = "np.float64" if is_inexact(node.input_types[0].dtype) else "np.int64"
-    start, stop, step = (f"{wide}({name}[()])" for name in node.inputs)
+    start, stop, step = (f"{wide}({node.scalar(k)})" for k in range(3))
     (output,) = node.outputs
     prefix = node.prefix
     dtype = dtype_expression(op.dtype)
@@ -65,12 +89,13 @@ def _arange(op: ARange, node: NodeInfo, module: ModuleBuilder) -> list[str]:
 
 
 @numba_kernel.register
+@scalar_kernel(reads=only_input(1), vectors=only_input(0))
 def _eye(op: Eye, node: NodeInfo, module: ModuleBuilder) -> list[str]:
-    target, diagonal = node.inputs
+    target = node.inputs[0]
     rows, columns = (f"{target}[{k}]" if n is None else str(n) for k, n in enumerate(op.shape))
     dtype = dtype_expression(op.dtype)
     return [
         f"if {rows} < 0 or {columns} < 0:",
         "    raise ValueError('Eye: shape entries must be non-negative')",
-        f"{node.outputs[0]} = np.eye({rows}, {columns}, {diagonal}[()], dtype={dtype})",
+        f"{node.outputs[0]} = np.eye({rows}, {columns}, {node.scalar(1)}, dtype={dtype})",
     ]

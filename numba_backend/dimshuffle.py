@@ -1,7 +1,9 @@
 """DimShuffle as a view: index dropped axes with 0, permute, insert new axes with None.
 
 A view that only drops or inserts length-1 axes keeps its source's memory order, which
-`intrinsics.with_layout_of` tells numba (it would type it as arbitrarily strided).
+`intrinsics.with_layout_of` tells numba (it would type it as arbitrarily strided). A
+value of one element the block holds as a plain scalar stays a scalar (see
+`registry.scalar_kernel`).
 
 Permutations avoid numba's `ndarray.transpose(axes)`, whose compilation alone takes about
 10 s: a full reversal is `.T`, any other permutation an `as_strided` view (both well
@@ -12,14 +14,26 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from numba_backend.registry import Allocation, ModuleBuilder, NodeInfo, numba_kernel
+from numba_backend.registry import (
+    Allocation,
+    ModuleBuilder,
+    NodeInfo,
+    dtype_expression,
+    numba_kernel,
+    scalar_kernel,
+)
 from ops.dimshuffle import DimShuffle
 
 
 @numba_kernel.register
+@scalar_kernel(size_one=True)
 def _dimshuffle(op: DimShuffle, node: NodeInfo, module: ModuleBuilder) -> list[str]:
+    """A value of one element held as a scalar (a scalar given axes to broadcast along)
+    stays one, or becomes a fresh array where the block needs an array."""
     (source,) = node.inputs
     (output,) = node.outputs
+    if node.holds_scalar(0) or node.makes_scalar(0):
+        return node.assign_scalar(0, node.scalar(0))
     rank = node.input_types[0].ndim
     kept = [axis for axis in op.order if axis is not None]
     if not kept and rank:  # every input axis dropped: indexing would give a scalar

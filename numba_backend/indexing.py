@@ -3,7 +3,9 @@
 
 Updates write through explicit loops over a view of the region rather than a slice
 assignment, which numba compiles about ten times slower. Symbolic integer indices are
-bounds-checked (numba does not check them); slices clip as in NumPy.
+bounds-checked (numba does not check them); slices clip as in NumPy. Both kernels read
+symbolic indices as scalars, and a 0-d read is a plain scalar where the block holds one
+(`registry.scalar_kernel`).
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ from collections.abc import Iterator
 
 from fgraph import TensorType
 from numba_backend.loops import element_assignment
-from numba_backend.registry import ModuleBuilder, NodeInfo, dtype_expression, numba_kernel
+from numba_backend.registry import (
+    ModuleBuilder, NodeInfo, inputs_from, numba_kernel, scalar_kernel,
+)
 from ops.indexing import Entry, NewAxis, Slice, Symbolic
 from ops.subtensor import IncSubtensor, Subtensor
 
@@ -22,8 +26,8 @@ def basic_index(
     static: tuple[int | None, ...], label: str = "the indexed array",
 ) -> tuple[list[str], str]:
     """Bounds checks and the index expression `[...]` of `source[entries]`, where
-    `values` name the node's index inputs (0-d arrays), `static` is the source's static
-    shape and `label` how errors name the source."""
+    `values` are the node's index inputs as scalar expressions (`NodeInfo.scalar`),
+    `static` is the source's static shape and `label` how errors name the source."""
     remaining: Iterator[str] = iter(values)
     checks: list[str] = []
     parts: list[str] = []
@@ -34,13 +38,13 @@ def basic_index(
             continue
         if isinstance(entry, Slice):
             bounds = (
-                "" if part is None else f"{next(remaining)}[()]" if isinstance(part, Symbolic)
+                "" if part is None else next(remaining) if isinstance(part, Symbolic)
                 else str(part)
                 for part in entry.parts
             )
             parts.append(":".join(bounds))
         else:
-            index = f"{next(remaining)}[()]" if isinstance(entry, Symbolic) else str(entry)
+            index = next(remaining) if isinstance(entry, Symbolic) else str(entry)
             if isinstance(entry, Symbolic) or static[axis] is None:
                 length = f"{source}.shape[{axis}]"
                 checks += [
@@ -55,22 +59,30 @@ def basic_index(
     return checks, "[" + ", ".join(parts) + "]"
 
 
+def _index_values(node: NodeInfo, first: int) -> tuple[str, ...]:
+    """The node's index inputs (from input `first` on) as scalar expressions."""
+    return tuple(node.scalar(k) for k in range(first, len(node.inputs)))
+
+
 @numba_kernel.register
+@scalar_kernel(reads=inputs_from(1))
 def _subtensor(op: Subtensor, node: NodeInfo, module: ModuleBuilder) -> list[str]:
-    """A view; a 0-d result is written into a fresh 0-d array (numba would give a scalar)."""
-    source, *values = node.inputs
+    """A view; a 0-d result is a scalar read (a fresh 0-d array unless the block holds
+    it as a scalar)."""
+    source = node.inputs[0]
     (output,) = node.outputs
     if not op.idx_list:
-        return [f"{output} = {source}"]
+        return node.assign_scalar(0, f"{source}[()]") if node.makes_scalar(0) else [
+            f"{output} = {source}"]
     static = node.input_types[0].shape
-    checks, index = basic_index(source, op.idx_list, tuple(values), static, node.label(0))
+    values = _index_values(node, 1)
+    checks, index = basic_index(source, op.idx_list, values, static, node.label(0))
     if node.output_types[0].ndim:
         view = f"{source}{index}"
         if _keeps_memory_order(op.idx_list, static):
             view = f"with_layout_of({view}, {source})"
         return [*checks, f"{output} = {view}"]
-    dtype = dtype_expression(node.output_types[0].dtype)
-    return [*checks, f"{output} = new_array((), {dtype})", f"{output}[()] = {source}{index}"]
+    return [*checks, *node.assign_scalar(0, f"{source}{index}")]
 
 
 def _keeps_memory_order(entries: tuple[Entry, ...], static: tuple[int | None, ...]) -> bool:
@@ -111,12 +123,16 @@ def update_broadcast_check(
 
 
 @numba_kernel.register
+@scalar_kernel(reads=inputs_from(1))
 def _inc_subtensor(op: IncSubtensor, node: NodeInfo, module: ModuleBuilder) -> list[str]:
-    source, value, *values = node.inputs
+    """The value is read as it broadcasts against the region (checked as
+    `IndexUpdate.check_values` does): along its static length-1 axes at 0, a 0-d value
+    as a scalar, written into every element."""
+    source, value = node.inputs[:2]
     (output,) = node.outputs
     prefix = node.prefix
     checks, index = basic_index(
-        source, op.idx_list, tuple(values), node.input_types[0].shape, node.label(0)
+        source, op.idx_list, _index_values(node, 2), node.input_types[0].shape, node.label(0)
     )
     assign = "=" if op.set_instead_of_inc else "+="
     lines = [*checks, f"{output} = {source}" + ("" if op.destroy_map else ".copy()")]
@@ -125,11 +141,11 @@ def _inc_subtensor(op: IncSubtensor, node: NodeInfo, module: ModuleBuilder) -> l
         isinstance(entry, NewAxis) - isinstance(entry, (int, Symbolic)) for entry in entries
     )
     if rank == 0:
-        return [*lines, f"{output}{index if op.idx_list else '[()]'} {assign} {value}[()]"]
-    region, broadcast = f"{prefix}r", f"{prefix}b"
-    lines += [
-        f"{region} = {output}{index}" if op.idx_list else f"{region} = {output}",
-        *update_broadcast_check(op, value, node.input_types[1], f"{region}.shape", rank),
-        f"{broadcast} = np.broadcast_to({value}, {region}.shape)",
-    ]
-    return [*lines, *element_assignment(region, broadcast, region, rank, f"{prefix}j", assign)]
+        return [*lines, f"{output}{index if op.idx_list else '[()]'} {assign} {node.scalar(1)}"]
+    region = f"{prefix}r"
+    lines.append(f"{region} = {output}{index}" if op.idx_list else f"{region} = {output}")
+    value_type = node.input_types[1]
+    source = node.scalar(1) if not value_type.ndim else value
+    lines += update_broadcast_check(op, value, value_type, f"{region}.shape", rank)
+    return [*lines, *element_assignment(
+        region, source, region, rank, f"{prefix}j", assign, source_shape=value_type.shape)]

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+import attrs
+
 from fgraph import TensorType
+from fgraph.types import Shape as StaticShape
 
 from numba_backend.body import ElementBody, element_body, element_position
 from numba_backend.reduction import REASSOCIABLE
 from numba_backend.registry import (
-    Allocation, ModuleBuilder, NodeInfo, dtype_expression, numba_kernel,
+    Allocation, ModuleBuilder, NodeInfo, dtype_expression, element_index, is_size_one,
+    numba_kernel, scalar_kernel,
 )
 from numba_backend.split import Summation, should_split, split_loop
 from ops.elemwise import Elemwise
@@ -24,24 +28,33 @@ from ops.fused import Fused
 
 def loop_lengths(node: NodeInfo) -> tuple[list[str], list[str]]:
     """Per axis, the loop length's expression, and the lines computing and checking them:
-    inputs broadcast only along static length-1 axes; others must match at run time."""
+    inputs broadcast only along static length-1 axes; others must match at run time,
+    unless their types say they do (a static length) or the graph does (a length read
+    off the same variable: `NodeInfo.same_length`)."""
     prefix = node.prefix
     lines: list[str] = []
     lengths: list[str] = []
-    for axis in range(node.output_types[0].ndim):
+    for axis, static in enumerate(node.output_types[0].shape):
         sources = [k for k, t in enumerate(node.input_types) if t.shape[axis] != 1]
         if not sources:
             lengths.append("1")
             continue
-        first = node.inputs[sources[0]]
-        lengths.append(f"{prefix}n{axis}")
-        lines.append(f"{prefix}n{axis} = {first}.shape[{axis}]")
-        for other in sources[1:]:
+        if static is not None:  # inputs of unknown length there are checked against it
+            reference, length = None, str(static)
+        else:
+            reference, length = sources[0], f"{prefix}n{axis}"
+            lines.append(f"{length} = {node.inputs[reference]}.shape[{axis}]")
+        lengths.append(length)
+        for other in sources:
+            if other == reference or node.input_types[other].shape[axis] is not None:
+                continue
+            if reference is not None and node.same_length(reference, other, axis):
+                continue
             lines += [
-                f"if {node.inputs[other]}.shape[{axis}] != {prefix}n{axis}:",
+                f"if {node.inputs[other]}.shape[{axis}] != {length}:",
                 f"    raise ValueError('elementwise inputs {node.label(sources[0])} and "
                 f"{node.label(other)} differ in length along axis {axis}: {{}} and {{}} "
-                f"(broadcasting needs a static length of 1)', {prefix}n{axis}, "
+                f"(broadcasting needs a static length of 1)', {length}, "
                 f"{node.inputs[other]}.shape[{axis}])",
             ]
     return lines, lengths
@@ -49,11 +62,14 @@ def loop_lengths(node: NodeInfo) -> tuple[list[str], list[str]]:
 
 def element_assignment(
     target: str, source: str, shape_of: str, rank: int, counter: str, assign: str = "=",
-    lead: str = "",
+    lead: str = "", source_shape: StaticShape | None = None,
 ) -> list[str]:
     """`target[lead, ...] assign source[...]` element by element over the shape of
     `shape_of` (numba's setitem of an array into a slice is a broadcasting overload
-    costing seconds of compile time); `lead` is an index before the element's."""
+    costing seconds of compile time); `lead` is an index before the element's. With
+    `source_shape`, the source broadcasts as NumPy's would (its static shape: read at 0
+    along its axes of static length 1, its leading missing axes not at all; a 0-d
+    source is one scalar value assigned to every element)."""
     lines: list[str] = []
     indent = ""
     for axis in range(rank):
@@ -61,7 +77,15 @@ def element_assignment(
         indent += "    "
     index = ", ".join(f"{counter}{axis}" for axis in range(rank))
     into = f"{target}[{lead}, {index}]" if lead else f"{target}[{index}]"
-    return [*lines, f"{indent}{into} {assign} {source}[{index}]"]
+    if source_shape is None:
+        value = f"{source}[{index}]"
+    elif not source_shape:
+        value = source
+    else:
+        missing = rank - len(source_shape)
+        read = ("0" if n == 1 else f"{counter}{missing + a}" for a, n in enumerate(source_shape))
+        value = f"{source}[{', '.join(read)}]"
+    return [*lines, f"{indent}{into} {assign} {value}"]
 
 
 PARALLEL_MIN_SIZE = 1 << 16
@@ -92,7 +116,8 @@ def _loop_nest(
         lines.append(indent + (first_axis if axis == 0 and first_axis else header))
         indent += "    "
     for k, source in enumerate(node.inputs):
-        lines.append(f"{indent}{scalar_names[k]} = {source}[{element_position(node, k)}]")
+        read = source if node.holds_scalar(k) else f"{source}[{element_position(node, k)}]"
+        lines.append(f"{indent}{scalar_names[k]} = {read}")
     return lines, indent
 
 
@@ -130,10 +155,14 @@ def element_loop(
     element of any output is written, so this is safe. With `module.parallel`, a large
     enough loop runs its first axis with `numba.prange`; a huge body is split into
     helpers (`split`), serially."""
+    if is_size_one(node.output_types[0]) and not should_split(body):
+        return scalar_element(node, body)
+    if any(node.scalar_outputs):  # a huge body of one element: its helpers store into arrays
+        return _into_arrays(node, body, module, destroy_map)
     prefix = node.prefix
     lines, lengths = loop_lengths(node)
     shape = "(" + "".join(f"{length}, " for length in lengths) + ")"
-    reused = dict(destroy_map)
+    reused = {k: source for k, source in destroy_map if not node.holds_scalar(source)}
     for k, (output, output_type) in enumerate(zip(node.outputs, node.output_types)):
         if k in reused:
             lines.append(f"{output} = {node.inputs[reused[k]]}")
@@ -153,19 +182,50 @@ def element_loop(
     return lines + _serial_or_parallel(node, lengths, module, loop)
 
 
+def scalar_element(node: NodeInfo, body: ElementBody) -> list[str]:
+    """Lines computing a node of one element (0-d, or static lengths all 1) as scalar
+    statements: no loop, and no array where the block holds its inputs or outputs as
+    scalars (an output's value is cast to its dtype unless float64 statements over
+    float64 inputs give it). An output computed in place is a new value all the same:
+    the scalar it overwrites is not read again."""
+    reads = [f"{scalar} = {node.scalar(k)}" for k, scalar in enumerate(body.scalars)]
+    float64 = all(t.dtype == "float64" for t in node.input_types)
+    lines = reads + body.hoisted() + [f"{name} = {text}" for name, text in body.statements]
+    for k, (value, output_type) in enumerate(zip(body.outputs, node.output_types)):
+        cast = not (float64 and output_type.dtype == "float64")
+        lines += node.assign_scalar(k, f"{dtype_expression(output_type.dtype)}({value})"
+                                    if cast else value)
+    return lines
+
+
+def _into_arrays(
+    node: NodeInfo, body: ElementBody, module: ModuleBuilder, destroy_map: Sequence[tuple[int, int]]
+) -> list[str]:
+    """`element_loop` of a node the block wants plain scalars of, computed into fresh
+    one-element arrays (as split helpers store) and read back."""
+    made = node.scalar_outputs
+    arrays = [f"{node.prefix}out{k}" if scalar else name
+              for k, (name, scalar) in enumerate(zip(node.outputs, made))]
+    on_arrays = attrs.evolve(node, outputs=tuple(arrays), scalar_outputs=())
+    lines = element_loop(on_arrays, body, module, destroy_map)
+    return lines + [f"{name} = {array}[{element_index(output_type)}]" for name, array, output_type,
+                    scalar in zip(node.outputs, arrays, node.output_types, made) if scalar]
+
+
 def summed_loop(
-    node: NodeInfo, body: ElementBody, module: ModuleBuilder, total: str, total_type: TensorType
+    node: NodeInfo, body: ElementBody, module: ModuleBuilder, total: NodeInfo
 ) -> list[str]:
     """Lines adding up the elements of `node`'s single output over its trailing axes
-    into `total` (of `total_type`, whose rank is the number of leading axes kept), in
-    the same loop that computes them: no temporary array. A float sum is reassociable,
-    so the loop vectorizes (`reduction.REASSOCIABLE`)."""
+    into `total`'s output (whose rank is the number of leading axes kept), in the same
+    loop that computes them: no temporary array. A float sum is reassociable, so the
+    loop vectorizes (`reduction.REASSOCIABLE`)."""
     lines, lengths = loop_lengths(node)
+    total_type = total.output_types[0]
     summing = _summation(node, total_type.dtype)
     if total_type.ndim:
-        sums = _partial_sums(node, body, lengths, summing, total, total_type, module)
+        sums = _partial_sums(node, body, lengths, summing, total.outputs[0], total_type, module)
         return lines + body.hoisted() + sums
-    return lines + _full_sum(node, body, lengths, summing, total, total_type.dtype, module)
+    return lines + _full_sum(node, body, lengths, summing, total, module)
 
 
 def _summation(node: NodeInfo, dtype: str) -> Summation:
@@ -207,13 +267,13 @@ def _full_sum(
     body: ElementBody,
     lengths: Sequence[str],
     summing: Summation,
-    total: str,
-    dtype: str,
+    total: NodeInfo,
     module: ModuleBuilder,
 ) -> list[str]:
-    """Every element into a 0-d `total`. With `module.parallel`, a large enough loop is
-    cut into `CHUNKS` pieces along its first axis, added up on all threads; a huge body
-    is split into helpers (`split`), serially."""
+    """Every element into `total`'s 0-d output. With `module.parallel`, a large enough
+    loop is cut into `CHUNKS` pieces along its first axis, added up on all threads; a
+    huge body is split into helpers (`split`), serially."""
+    dtype = total.output_types[0].dtype
     prefix = node.prefix
     accumulator, zero = summing.accumulator, summing.zero
     lines = [f"{accumulator} = {zero}"]
@@ -238,10 +298,7 @@ def _full_sum(
         ]
     else:
         lines += body.hoisted() + _summing_loop(node, body, lengths, summing, accumulator, "")
-    return lines + [
-        f"{total} = new_array((), {dtype_expression(dtype)})",
-        f"{total}[()] = {accumulator}",
-    ]
+    return lines + total.assign_scalar(0, accumulator)
 
 
 def _partial_sums(
@@ -279,10 +336,12 @@ def _partial_sums(
 
 
 @numba_kernel.register
+@scalar_kernel(size_one=True)
 def _elemwise(op: Elemwise, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     return element_loop(node, element_body(op, node, module), module, op.destroy_map)
 
 
 @numba_kernel.register
+@scalar_kernel(size_one=True)
 def _fused(op: Fused, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     return element_loop(node, element_body(op, node, module), module, op.destroy_map)

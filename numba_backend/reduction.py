@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from numba_backend.registry import (
-    Allocation, ModuleBuilder, NodeInfo, dtype_expression, numba_kernel,
+    Allocation, ModuleBuilder, NodeInfo, dtype_expression, numba_kernel, scalar_kernel,
 )
 from ops.reduction import (
     All,
@@ -106,12 +106,18 @@ def _element(source: str, prefix: str, rank: int, innermost: str | None = None) 
     return f"{source}[{_index(names)}]"
 
 
+@scalar_kernel()
 def _reduction(op: Reduction, node: NodeInfo, module: ModuleBuilder) -> list[str]:
+    """A 0-d result (all axes reduced, or a 0-d input) is given as `NodeInfo.assign_scalar`
+    says: a plain scalar where the block holds one."""
     (source,) = node.inputs
     (output,) = node.outputs
     prefix = node.prefix
     rank = node.input_types[0].ndim
     dtype = node.output_types[0].dtype
+    if not rank:  # nothing to reduce: the input's value, converted
+        value = node.scalar(0)
+        return node.assign_scalar(0, _combine(op, _initial(op, value, dtype), value, dtype))
     reduced = [axis for axis in range(rank) if axis in op.axes]
     kept = [axis for axis in range(rank) if axis not in op.axes]
     target = f"{output}[{_index([f'{prefix}j{axis}' for axis in kept])}]"
@@ -119,7 +125,8 @@ def _reduction(op: Reduction, node: NodeInfo, module: ModuleBuilder) -> list[str
     initial = _initial(op, first, dtype)
     lines = _empty_axis_checks(op, source, reduced) if isinstance(op, (Max, Min)) else []
     shape = "(" + "".join(f"{source}.shape[{axis}], " for axis in kept) + ")"
-    lines.append(Allocation(output, shape, dtype))
+    if kept:
+        lines.append(Allocation(output, shape, dtype))
     headers, indent = _loops(prefix, source, kept, "")
     lines += headers
     if not reduced:  # each output element is its input element, converted
@@ -131,6 +138,8 @@ def _reduction(op: Reduction, node: NodeInfo, module: ModuleBuilder) -> list[str
             lines += _reassociated(op, node, reduced, initial, indent)
         else:
             lines += _lanes(op, node, reduced, initial, indent)
+        if not kept:
+            return lines + node.assign_scalar(0, f"{prefix}acc")
         lines.append(f"{indent}{target} = {prefix}acc")
         return lines
     lines.append(f"{indent}{target} = {initial}")

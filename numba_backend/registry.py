@@ -8,12 +8,22 @@ njit function costs compile time (about 0.1 s each). Helpers, where needed, are 
 after a hash of their source, so equal helpers are emitted once and the module text
 depends only on the graph's structure. Some kernels are outlined instead, into modules
 of their own (`numba_backend.kernels`): the builder records the ones a module calls.
+
+A 0-d value is a 0-d array unless both the kernel computing it and one reading it are
+marked `scalar_kernel` (likewise a value of one element, such as a scalar given an axis
+to broadcast along, for the kernels that take those): then it is a plain numba scalar
+(`NodeInfo.scalar_inputs`, `NodeInfo.scalar_outputs`), which numba types and lowers at
+a fraction of an array's cost (no allocation, no indexing). Shape vectors are tuples of
+integers on the same terms. `emit_block` decides, and makes an array of a scalar or a
+tuple for the kernels that need one.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+from collections.abc import Callable, Hashable
+from typing import TypeVar
 
 import attrs
 
@@ -38,11 +48,83 @@ class NodeInfo:
     input_labels: tuple[str, ...] = ()
     """How run-time errors name each input: the user's name of a graph input, or what
     computed it."""
+    scalar_inputs: tuple[bool, ...] = ()
+    """Per input, whether its name holds a plain numba scalar (or, for a shape vector, a
+    tuple) rather than an array (only for inputs a `scalar_kernel` reads so; empty:
+    none)."""
+    scalar_outputs: tuple[bool, ...] = ()
+    """Per output, whether the kernel is to make it a plain numba scalar (or a tuple)
+    rather than an array (only a `scalar_kernel` is asked; empty: none)."""
+    input_lengths: tuple[tuple[Hashable, ...], ...] = ()
+    """Per input, per axis, where its length is read off (`rewrite.lengths.length_root`):
+    inputs with equal keys have equal lengths there by construction (empty: unknown)."""
 
     def label(self, k: int) -> str:
         """Input k as an error message names it (escaped for a single-quoted literal)."""
         text = self.input_labels[k] if k < len(self.input_labels) else f"input {k}"
         return text.replace("\\", "/").replace("'", "").replace("{", "(").replace("}", ")")
+
+    def scalar(self, k: int) -> str:
+        """The value of input k, 0-d or of one element (static lengths all 1), as a
+        scalar expression: its name, or its one element read off the array."""
+        name = self.inputs[k]
+        return name if self.holds_scalar(k) else f"{name}[{element_index(self.input_types[k])}]"
+
+    def holds_scalar(self, k: int) -> bool:
+        """Whether input k's name holds a plain scalar."""
+        return bool(self.scalar_inputs) and self.scalar_inputs[k]
+
+    def same_length(self, k: int, other: int, axis: int) -> bool:
+        """Whether inputs k and `other` have equal lengths along `axis` by construction
+        (so a run-time check of it cannot fail)."""
+        if not self.input_lengths:
+            return False
+        return self.input_lengths[k][axis] == self.input_lengths[other][axis]
+
+    def makes_scalar(self, k: int) -> bool:
+        """Whether output k is to be a plain scalar."""
+        return bool(self.scalar_outputs) and self.scalar_outputs[k]
+
+    def assign_scalar(self, k: int, value: str) -> list[str]:
+        """Lines giving output k (0-d or of one element) the scalar `value`: a plain
+        scalar of the output's dtype when `scalar_outputs` asks for one (`value` is cast,
+        except to float64, which the caller makes sure `value` has), else a fresh array."""
+        name, dtype = self.outputs[k], dtype_expression(self.output_types[k].dtype)
+        if self.makes_scalar(k):
+            exact = self.output_types[k].dtype == "float64" or is_call(value, dtype)
+            return [f"{name} = {value if exact else f'{dtype}({value})'}"]
+        return one_element_array(name, value, self.output_types[k])
+
+
+def one_element_array(name: str, value: str, of_type: TensorType) -> list[str]:
+    """Lines making `name` a fresh array of `of_type` (0-d or of one element) holding
+    the scalar `value`."""
+    shape = "(" + "".join("1, " for _ in of_type.shape) + ")"
+    return [f"{name} = new_array({shape}, {dtype_expression(of_type.dtype)})",
+            f"{name}[{element_index(of_type)}] = {value}"]
+
+
+def element_index(of_type: TensorType) -> str:
+    """The subscript of the one element of a 0-d or one-element array: `()`, `0, 0`."""
+    return ", ".join("0" for _ in of_type.shape) if of_type.ndim else "()"
+
+
+def is_size_one(of_type: TensorType) -> bool:
+    """Whether every length is statically 1 (0-d included): one element."""
+    return all(length == 1 for length in of_type.shape)
+
+
+def is_short_vector(of_type: TensorType) -> bool:
+    """Whether a value is a vector of static length, as shape vectors are."""
+    return of_type.ndim == 1 and of_type.shape[0] is not None
+
+
+def vector_array(name: str, entries: str, of_type: TensorType) -> list[str]:
+    """Lines making `name` a fresh vector of `of_type` (of static length) holding the
+    entries of the tuple `entries`."""
+    length = of_type.shape[0]
+    lines = [f"{name} = new_array({length}, {dtype_expression(of_type.dtype)})"]
+    return lines + [f"{name}[{k}] = {entries}[{k}]" for k in range(length or 0)]
 
 
 @attrs.frozen
@@ -103,9 +185,99 @@ def numba_kernel(op: Op, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     raise MissingKernelError(f"no numba kernel for {type(op).__name__} ({op})")
 
 
+KernelFunction = TypeVar("KernelFunction", bound=Callable[..., list[str]])
+ScalarReads = Callable[[Op, int], bool]
+"""Whether a kernel reads 0-d input k of a node of this op as a scalar."""
+
+
+@attrs.frozen
+class ScalarUse:
+    """What a `scalar_kernel` does with plain scalars."""
+
+    reads: ScalarReads
+    makes: bool
+    size_one: bool
+    """Whether it also reads and makes values of one element (static lengths all 1) as
+    scalars, not only 0-d ones."""
+    vectors: ScalarReads
+    """Which vector inputs of static length (shape vectors) it reads only by constant
+    subscripts (`v[k]`), which a tuple has as well as an array."""
+    makes_vectors: bool
+    """Whether it makes its vector output a tuple when asked (`NodeInfo.scalar_outputs`)."""
+
+
+_SCALAR_KERNELS: dict[Callable[..., list[str]], ScalarUse] = {}
+
+
+def every_input(op: Op, k: int) -> bool:
+    return True
+
+
+def no_input(op: Op, k: int) -> bool:
+    return False
+
+
+def only_input(position: int) -> ScalarReads:
+    """Holds for input `position` alone."""
+
+    def reads(op: Op, k: int) -> bool:
+        return k == position
+
+    return reads
+
+
+def inputs_from(position: int) -> ScalarReads:
+    """Holds for input `position` and every later one (index inputs, say)."""
+
+    def reads(op: Op, k: int) -> bool:
+        return k >= position
+
+    return reads
+
+
+def scalar_kernel(
+    reads: ScalarReads = every_input,
+    makes: bool = True,
+    size_one: bool = False,
+    vectors: ScalarReads = no_input,
+    makes_vectors: bool = False,
+) -> Callable[[KernelFunction], KernelFunction]:
+    """Marks a kernel that reads through `NodeInfo.scalar` its 0-d inputs for which
+    `reads(op, k)` holds (so it may be handed plain scalars there) and, if it `makes`
+    scalars, gives its 0-d outputs through `NodeInfo.assign_scalar` (so it may be asked
+    for plain scalars: see `NodeInfo.scalar_outputs`); with `size_one`, the same for
+    inputs and outputs of one element. Shape vectors likewise: those for which
+    `vectors(op, k)` holds may be handed as tuples, and a kernel that `makes_vectors`
+    may be asked for a tuple."""
+
+    def mark(kernel: KernelFunction) -> KernelFunction:
+        _SCALAR_KERNELS[kernel] = ScalarUse(reads, makes, size_one, vectors, makes_vectors)
+        return kernel
+
+    return mark
+
+
+def scalar_use(op: Op) -> ScalarUse | None:
+    """What the kernel of `op` does with plain scalars; None if it is not a
+    `scalar_kernel` (then it neither reads nor makes them)."""
+    return _SCALAR_KERNELS.get(numba_kernel.dispatch(type(op)))
+
+
 def dtype_expression(dtype: str) -> str:
     """The numba/NumPy spelling of a dtype in generated code."""
     return "np.bool_" if dtype == "bool" else f"np.{dtype}"
+
+
+def is_call(expression: str, function: str) -> bool:
+    """Whether `expression` is one call of `function` (a cast that needs no second one)."""
+    if not expression.startswith(function + "(") or not expression.endswith(")"):
+        return False
+    depth = 0
+    for position, character in enumerate(expression[len(function) :], len(function)):
+        depth += {"(": 1, ")": -1}.get(character, 0)
+        if depth == 0:
+            return position == len(expression) - 1
+    return False
 
 
 class Allocation(str):

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import functools
 
-from fgraph import Constant, Graph, TensorType, Variable
+from fgraph import Constant, Graph, Op, TensorType, Variable
 from fgraph.aliasing import Aliasing
 from numba_backend.block import emit_block
 from numba_backend.loops import element_assignment
 from numba_backend.body import element_body
 from numba_backend.registry import (
-    Allocation, ModuleBuilder, NodeInfo, dtype_expression, numba_kernel,
+    Allocation, ModuleBuilder, NodeInfo, dtype_expression, numba_kernel, scalar_kernel,
 )
 from numba_backend.scalar import sequential_code
 from ops.elemwise import Elemwise
@@ -49,7 +49,18 @@ def is_scalar_body(body: Graph) -> bool:
     return all(value.ndim == 0 for value in values)
 
 
+def _read_as_scalar(op: Op, k: int) -> bool:
+    """The step count is read as a scalar, and so are the 0-d initial values and
+    non-sequences of a body of scalars."""
+    if k == 0:
+        return True
+    assert isinstance(op, Scan)
+    sequence = op.n_carries < k <= op.n_carries + op.n_sequences
+    return not sequence and is_scalar_body(lowered_body(op.inner_graph))
+
+
 @numba_kernel.register
+@scalar_kernel(reads=_read_as_scalar, makes=False)
 def _scan(op: Scan, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     body = lowered_body(op.inner_graph)
     scalar = is_scalar_body(body)
@@ -58,22 +69,24 @@ def _scan(op: Scan, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     given = op.split_inputs(node.inputs)
     initials, sequences, non_sequences = given.initials, given.sequences, given.non_sequences
     carry_types = op.carry_types
-    lines = [f"{p}n = int({given.n_steps}[()])"]
+    lines = [f"{p}n = int({node.scalar(0)})"]
     lines += _step_checks(op, p, sequences)
 
     # Names the body reads its params through.
     carries = [f"{p}c{k}" for k in range(nc)]
     rows = [f"{p}r{j}" for j in range(ns)]
     shared = [f"{p}w{j}" for j in range(len(non_sequences))]
-    for name, initial, carry_type in zip(carries, initials, carry_types):
+    for k, (name, initial, carry_type) in enumerate(zip(carries, initials, carry_types), 1):
         if carry_type.ndim == 0 and scalar:
-            lines.append(f"{name} = {initial}[()]")
+            lines.append(f"{name} = {node.scalar(k)}")
         elif carry_type.ndim == 0:
             lines.append(f"{name} = {initial}")
         else:  # numba unifies the layouts of the initial and the next values
             lines.append(f"{name} = {initial}")
-    for name, value, param in zip(shared, non_sequences, body.inputs[nc + ns :]):
-        lines.append(f"{name} = {value}[()]" if scalar and param.ndim == 0 else f"{name} = {value}")
+    for k, (name, value, param) in enumerate(
+        zip(shared, non_sequences, body.inputs[nc + ns :]), 1 + nc + ns
+    ):
+        lines.append(f"{name} = {node.scalar(k)}" if scalar and param.ndim == 0 else f"{name} = {value}")
 
     # Buffers for the traces.
     traced = op.traced_carries

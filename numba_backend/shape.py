@@ -1,8 +1,10 @@
 """Shape vectors, reshapes and broadcasts as inlined NumPy calls numba supports.
 
-Shapes arrive as int64 vector variables; numba wants tuples, so a target of static rank
-r becomes `(s[0], ..., s[r-1])`, with the lengths known when the graph was built written
-as literals. Scalars travel as 0-d arrays and are read with `[()]`.
+Shapes arrive as int64 vector variables, or as tuples where the block holds them so
+(`registry.scalar_kernel`: `Shape` and `MakeVector` make tuples for the kernels that
+only subscript them); numba wants tuples, so a target of static rank r becomes
+`(s[0], ..., s[r-1])`, with the lengths known when the graph was built written as
+literals. Lengths (`ShapeI`) are plain integers where the block holds them as scalars.
 """
 
 from __future__ import annotations
@@ -10,7 +12,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from fgraph.types import Shape as StaticShape
-from numba_backend.registry import Allocation, ModuleBuilder, NodeInfo, numba_kernel
+from numba_backend.registry import (
+    Allocation,
+    ModuleBuilder,
+    NodeInfo,
+    dtype_expression,
+    no_input,
+    numba_kernel,
+    only_input,
+    scalar_kernel,
+)
 from ops.broadcast import BroadcastTo
 from ops.reshape import Reshape, SpecifyShape
 from ops.shape_vector import MakeVector, Shape, ShapeI
@@ -36,27 +47,32 @@ def _vector(output: str, values: list[str]) -> list[str]:
 
 
 @numba_kernel.register
+@scalar_kernel(reads=no_input, makes_vectors=True)
 def _shape(op: Shape, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     (source,) = node.inputs
+    if node.makes_scalar(0):
+        return [f"{node.outputs[0]} = {source}.shape"]
     rank = node.input_types[0].ndim
     return _vector(node.outputs[0], [f"{source}.shape[{k}]" for k in range(rank)])
 
 
 @numba_kernel.register
+@scalar_kernel()
 def _shape_i(op: ShapeI, node: NodeInfo, module: ModuleBuilder) -> list[str]:
-    (output,) = node.outputs
-    return [
-        f"{output} = new_array((), np.int64)",
-        f"{output}[()] = {node.inputs[0]}.shape[{op.axis}]",
-    ]
+    return node.assign_scalar(0, f"{node.inputs[0]}.shape[{op.axis}]")
 
 
 @numba_kernel.register
+@scalar_kernel(makes_vectors=True)
 def _make_vector(op: MakeVector, node: NodeInfo, module: ModuleBuilder) -> list[str]:
-    return _vector(node.outputs[0], [f"{name}[()]" for name in node.inputs])
+    entries = [node.scalar(k) for k in range(len(node.inputs))]
+    if node.makes_scalar(0):
+        return [f"{node.outputs[0]} = {tuple_expression(entries)}"]
+    return _vector(node.outputs[0], entries)
 
 
 @numba_kernel.register
+@scalar_kernel(reads=no_input, makes=False, vectors=only_input(1))
 def _reshape(op: Reshape, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     """NumPy reshapes views where it can; numba only reshapes contiguous arrays, so a
     view (say a transpose) is copied first."""
@@ -85,6 +101,7 @@ def _reshape(op: Reshape, node: NodeInfo, module: ModuleBuilder) -> list[str]:
 
 
 @numba_kernel.register
+@scalar_kernel(reads=no_input, makes=False, vectors=only_input(1))
 def _specify_shape(op: SpecifyShape, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     """One check for all axes (each raise adds to numba's compile time)."""
     source, expected = node.inputs
@@ -103,6 +120,7 @@ def _specify_shape(op: SpecifyShape, node: NodeInfo, module: ModuleBuilder) -> l
 
 
 @numba_kernel.register
+@scalar_kernel(reads=no_input, makes=False, vectors=only_input(1))
 def _broadcast_to(op: BroadcastTo, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     """A read-only view, as in NumPy (`function` copies it if it is returned)."""
     source, target = node.inputs

@@ -5,7 +5,14 @@ by element (an array assigned into a slice costs seconds of numba compile time).
 
 from __future__ import annotations
 
-from numba_backend.registry import Allocation, ModuleBuilder, NodeInfo, numba_kernel
+from numba_backend.registry import (
+    Allocation,
+    ModuleBuilder,
+    NodeInfo,
+    dtype_expression,
+    numba_kernel,
+    scalar_kernel,
+)
 from ops.sort import Argsort, SearchSorted, Sort
 
 
@@ -38,13 +45,14 @@ def _argsort(op: Argsort, node: NodeInfo, module: ModuleBuilder) -> list[str]:
 
 
 @numba_kernel.register
+@scalar_kernel()
 def _searchsorted(op: SearchSorted, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     (array, values), (out,) = node.inputs, node.outputs
     p = node.prefix
     rank = node.input_types[1].ndim
     if rank == 0:
-        return [f"{out} = new_array((), np.int64)",
-                f"{out}[()] = np.searchsorted({array}, {values}[()], side='{op.side}')"]
+        return node.assign_scalar(
+            0, f"np.searchsorted({array}, {node.scalar(1)}, side='{op.side}')")
     return [
         f"{p}flat = np.ascontiguousarray({values}).ravel()",
         f"{p}found = np.searchsorted({array}, {p}flat, side='{op.side}')",

@@ -124,10 +124,11 @@ def _helper(
     to call it with (the caller's own names, which the helper takes as parameters)."""
     prefix = node.prefix
     defined = {name for name, _ in piece.statements}
-    later = {name for name in slots if name in defined}
+    later = [name for name in slots if name in defined]  # slot order: text fixed per graph
     index = "k" if rank else "0"
     loads = [
-        f"{scalar} = {source}[{element_position(node, k)}]"
+        f"{scalar} = {source}" if node.holds_scalar(k)
+        else f"{scalar} = {source}[{element_position(node, k)}]"
         for k, (scalar, source) in enumerate(zip(body.scalars, node.inputs))
         if scalar in piece.reads
     ]

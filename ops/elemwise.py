@@ -20,7 +20,7 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
-from fgraph import Op, ShapeError, TensorType, Variable, as_dtype, broadcast_shapes
+from fgraph import Constant, Op, ShapeError, TensorType, Variable, as_dtype, broadcast_shapes
 from fgraph.dtypes import is_inexact
 from fgraph.op import Array, Vectorized
 from fgraph.operators import TensorLike
@@ -211,7 +211,8 @@ class Elemwise(ElementwiseOp):
             if partial is None or not is_inexact(x.dtype):
                 gradients.append(None)
                 continue
-            gradients.append(fit_to(x, mul(cotangent, partial)))
+            passed = cotangent if _is_one(partial) else mul(cotangent, partial)
+            gradients.append(fit_to(x, passed))
         return tuple(gradients)
 
     def pushforward(
@@ -240,6 +241,13 @@ class Elemwise(ElementwiseOp):
 
     def __str__(self) -> str:
         return str(self.scalar_op) + inplace_suffix(self.destroy_map)
+
+
+def _is_one(partial: Variable) -> bool:
+    """Whether a partial is the scalar constant 1 (of an addition, say), by which the
+    cotangent passes unchanged: no `* 1` node per addition, so the pullbacks of a sum of
+    n terms all receive the one cotangent of the sum, not a chain of n products by one."""
+    return isinstance(partial, Constant) and partial.ndim == 0 and bool(partial.data == 1)
 
 
 def check_static_broadcast(

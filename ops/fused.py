@@ -30,6 +30,12 @@ from ops.elemwise import (
 )
 
 
+LABEL_OPS = 32
+"""Most inner ops a fused op's label names. Labels name values in run-time error
+messages, which the generated code holds one per reader of a value: a label as long as
+the fused graph made code generation (and the code) quadratic in a fusion of n terms."""
+
+
 def _check_scalar_graph(graph: Graph) -> Graph:
     for number, variable in enumerate(graph.inputs):
         if not isinstance(variable, Param) or variable.ndim != 0 or variable.index != number:
@@ -116,8 +122,11 @@ class Fused(ElementwiseOp):
         return tuple(jvp(expanded, list(inputs), filled))
 
     def __str__(self) -> str:
-        names = ",".join(str(node.op) for node in self.inner_graph.nodes)
-        return f"Fused{{{names}}}" + inplace_suffix(self.destroy_map)
+        nodes = self.inner_graph.nodes
+        names = [str(node.op) for node in nodes[:LABEL_OPS]]
+        if len(nodes) > LABEL_OPS:
+            names.append(f"+{len(nodes) - LABEL_OPS} more")
+        return f"Fused{{{','.join(names)}}}" + inplace_suffix(self.destroy_map)
 
 
 def expand_fused(op: Fused, inputs: Sequence[Variable]) -> list[Variable]:

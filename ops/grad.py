@@ -22,7 +22,7 @@ from fgraph.dtypes import is_inexact
 from fgraph.node import Apply
 from ops.convert import constant
 from ops.dimshuffle import DimShuffle
-from ops.elemwise import add, cast, ones_like, second, zeros_like
+from ops.elemwise import add, cast, second, zeros_like
 from ops.stable import StableForm, stable_form
 
 Disconnected = Literal["raise", "zero"]
@@ -74,7 +74,9 @@ def grad(
             raise TypeError(f"grad: cost must be a scalar, got {cost.type}; sum it or use jacobian")
         if not is_inexact(cost.dtype):
             raise TypeError(f"grad: cost must be a float, got {cost.dtype}")
-        pairs.append((cost, ones_like(cost)))
+        # The constant 1, not ones_like(cost): a seed reading the cost would make every
+        # derivative depend on the whole cost (each term of a sum on all the others).
+        pairs.append((cost, constant(np.ones((), dtype=cost.dtype))))
     _check_differentiable(known_grads or (), "grad known_grads")
     for variable, cotangent in (known_grads or {}).items():
         pairs.append((variable, _checked(cotangent, variable, "grad known_grads")))

@@ -38,7 +38,7 @@ from ops.reduction import min as min_of
 from ops.reshape import reshape
 from ops.scan_grad import closed_scan
 from ops.scan_op import Scan
-from ops.shape_vector import static_value
+from ops.shape_vector import shape_i, static_value
 from ops.subtensor import Subtensor
 
 Lengths = Sequence[Variable | int]
@@ -92,7 +92,7 @@ def _same_steps(
         loop.finals,
         tuple(_batch_first(t, batch_ndim) if t is not None and batched else t
               for t, batched in zip(loop.traces, carry_flags)),
-        tuple(_batch_first(y, batch_ndim) if batched else y
+        tuple(_batch_first(_with_batch_lengths(y, lengths), batch_ndim) if batched else y
               for y, batched in zip(loop.ys, ys_flags)),
         loop.executed,
     )
@@ -216,6 +216,17 @@ def _time_first(sequence: Variable, batch_ndim: int) -> Variable:
     return DimShuffle(order)(sequence)
 
 
+def _with_batch_lengths(trace: Variable, lengths: Lengths) -> Variable:
+    """A per-step output's (time, batch..., row...) trace with the batch lengths said:
+    after zero steps its unknown row lengths are 0 (no step ran to give them), but the
+    batch axes have the batch's lengths, as vectorizing promises."""
+    batch = trace.type.shape[1 : 1 + len(lengths)]
+    if all(isinstance(n, int) and n == b for n, b in zip(lengths, batch)):
+        return trace
+    rest = [shape_i(trace, axis) for axis in range(1 + len(lengths), trace.ndim)]
+    return reshape(trace, [shape_i(trace, 0), *lengths, *rest])
+
+
 def _batch_first(trace: Variable, batch_ndim: int) -> Variable:
     """(time, batch..., row...) -> (batch..., time, row...)."""
     order = (*range(1, batch_ndim + 1), 0, *range(batch_ndim + 1, trace.ndim))
@@ -234,8 +245,7 @@ def without_ragged_reads(
     nodes = toposort(outputs)
     batched: set[Variable] = set(replace)
     for node in nodes:
-        if not reads_shape_only(node) and any(input_ in batched for input_ in node.inputs):
-            batched.update(node.outputs)
+        batched.update(_batched_outputs(node, batched))
     ragged = {node for node in nodes if _steps_vary(node, batched)}
     if not ragged:
         return list(outputs)
@@ -246,12 +256,56 @@ def without_ragged_reads(
             if final is not None:
                 finals[read] = final
     kept = rebuild(outputs, finals)
-    for node in toposort(kept):
+    kept_nodes = toposort(kept)
+    last_rows = _last_rows_after_initial(kept_nodes, kept, ragged, batched)
+    for node in kept_nodes:
+        if node in last_rows:
+            continue
         for input_ in node.inputs:
             _check_not_ragged(input_, ragged, f"{node.op} reads it")
     for output in kept:
         _check_not_ragged(output, ragged, "it is an output")
     return list(kept)
+
+
+def _batched_outputs(node: Apply, batched: set[Variable]) -> tuple[Variable, ...]:
+    """The outputs of `node` that differ per example, given its `batched` inputs: of a
+    loop whose examples run the same steps, those that depend on a batched input (an
+    unbatched trace another loop reads as a sequence does not make that loop ragged)."""
+    if reads_shape_only(node) or not any(input_ in batched for input_ in node.inputs):
+        return ()
+    if _rows_steps_wrote(node, batched) is False:
+        return ()
+    if not isinstance(node.op, Scan) or _steps_vary(node, batched):
+        return node.outputs
+    op = node.op
+    flags = op.split_inputs(tuple(v in batched for v in node.inputs))
+    after_n_steps = (*flags.initials, *flags.sequences, *flags.non_sequences)
+    depends = loop_dependencies(op, differentiable=False)
+    outputs = op.split_outputs(node.outputs)
+    positions = [
+        *zip(outputs.finals, depends.finals),
+        *((trace, depends.trace(k)) for k, trace in enumerate(outputs.traces) if trace is not None),
+        *zip(outputs.ys, depends.ys),
+    ]
+    return tuple(out for out, reads in positions if any(after_n_steps[p] for p in reads))
+
+
+def _rows_steps_wrote(node: Apply, batched: set[Variable]) -> bool | None:
+    """For `trace[1:]` (`scan(...)`) of a carry of a loop whose examples run the same
+    steps: whether the rows the steps wrote differ per example (a batched initial value
+    alone does not make them); None for any other node."""
+    match node:
+        case Apply(op=Subtensor(idx_list=(Slice(start=1, stop=None, step=None),)),
+                   inputs=(Variable(owner=Apply(op=Scan() as op) as loop) as trace,)):
+            traces = op.split_outputs(loop.outputs).traces
+            if trace not in traces or _steps_vary(loop, batched):
+                return None
+            flags = op.split_inputs(tuple(v in batched for v in loop.inputs))
+            after_n_steps = (*flags.initials, *flags.sequences, *flags.non_sequences)
+            rows = loop_dependencies(op, differentiable=False).step_rows[traces.index(trace)]
+            return any(after_n_steps[p] for p in rows)
+    return None
 
 
 def _steps_vary(node: Apply, batched: set[Variable]) -> bool:
@@ -295,6 +349,40 @@ def _last_row_of(variable: Variable, ragged: set[Apply]) -> Variable | None:
         if steps is None or steps < 1:
             return None
     return outputs.finals[outputs.traces.index(trace)]
+
+
+def _last_rows_after_initial(
+    nodes: Sequence[Apply], outputs: Sequence[Variable], ragged: set[Apply], batched: set[Variable]
+) -> set[Apply]:
+    """The `trace[1:]` nodes only ever read at `[-1]` (`scan(...)[-1]`), on a forward
+    while-loop of `ragged` whose n_steps is the same for every example. Those reads may
+    stay: the vectorized loop runs until the last example stops, and the trace rows of
+    an example stopped earlier repeat its final value, so the last row is each example's
+    final value; and every example runs a step unless n_steps is 0, when the read raises
+    IndexError for all of them, as it does for one."""
+    readers: dict[Variable, list[Apply]] = {}
+    for node in nodes:
+        for input_ in node.inputs:
+            readers.setdefault(input_, []).append(node)
+    found: set[Apply] = set()
+    for node in nodes:
+        match node:
+            case Apply(op=Subtensor(idx_list=(Slice(start=1, stop=None, step=None),)),
+                       inputs=(Variable(owner=Apply(op=Scan() as op) as loop) as trace,)):
+                if (
+                    loop in ragged
+                    and not op.reverse
+                    and op.split_inputs(loop.inputs).n_steps not in batched
+                    and trace in op.split_outputs(loop.outputs).traces
+                    and node.out not in outputs
+                    and all(_reads_last_row(reader) for reader in readers.get(node.out, []))
+                ):
+                    found.add(node)
+    return found
+
+
+def _reads_last_row(node: Apply) -> bool:
+    return isinstance(node.op, Subtensor) and node.op.idx_list == (-1,)
 
 
 def _check_not_ragged(variable: Variable, ragged: set[Apply], why: str) -> None:

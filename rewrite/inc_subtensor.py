@@ -61,7 +61,7 @@ def canonical_update_index(node: Apply) -> Sequence[Variable] | None:
     value was checked against that shape."""
     match node:
         case Apply(op=IncSubtensor(idx_list=idx_list) as op, inputs=(x, y, *indices)):
-            entries, canonical = pack(canonical_items(unpack(idx_list, indices), x))
+            entries, canonical = pack(canonical_items(unpack(idx_list, indices), x), x)
             if (entries, canonical) == (idx_list, tuple(indices)):
                 return None
             types = tuple(index.type for index in indices)

@@ -25,6 +25,7 @@ from ops.elemwise import Elemwise
 from ops.indexing import FULL_SLICE, SYMBOLIC, Entry, NewAxis, Slice, Symbolic
 from ops.shape_vector import MakeVector, Shape, ShapeI
 from ops.subtensor import Subtensor
+from rewrite.lengths import length_root
 
 Part = int | Variable | None
 """A slice part: static int, None, or the scalar int variable the node takes for it."""
@@ -156,10 +157,12 @@ def is_length_of(length: Variable, x: Variable, axis: int) -> bool:
 
 
 def _is_length_read_off(length: Variable, x: Variable, axis: int) -> bool:
-    """Whether `length` is `ShapeI(axis)(x)` or `x.shape[axis]`."""
+    """Whether `length` is `ShapeI(axis)(x)` or `x.shape[axis]`, or the length of a
+    variable x's length along `axis` is read off (`rewrite.lengths.length_root`: the
+    shape rules rewrite the former into the latter)."""
     match length.owner:
-        case Apply(op=ShapeI(axis=which), inputs=(source,)) if source is x and which == axis:
-            return True
+        case Apply(op=ShapeI(axis=which), inputs=(source,)):
+            return length_root(source, which) == length_root(x, axis)
         case Apply(op=Subtensor(idx_list=(int(which),)), inputs=(Variable(owner=shape_node),)):
             match shape_node:
                 case Apply(op=Shape(), inputs=(source,)) if source is x:

@@ -34,6 +34,7 @@ from ops.subtensor import Subtensor
 from rewrite.context import RewriteContext
 from rewrite.errors import InvalidReplacementError, RewriteError, describe_node
 from rewrite.index_items import SliceItem, static_int, unpack
+from rewrite.lengths import length_root
 
 
 def loop_op(node: Apply) -> Scan:
@@ -153,18 +154,19 @@ def steps_non_negative(steps: Variable) -> bool:
     return False
 
 
-def _length_of(steps: Variable) -> list[Variable]:
-    """The variables whose first-axis length `steps` is at most, read off its graph:
-    `x.shape[0]` (or `ShapeI(0)(x)`) and either side of a minimum of such."""
-    found: list[Variable] = []
+def _length_of(steps: Variable) -> set[tuple[Variable, int]]:
+    """The lengths `steps` is at most, read off its graph, each as the variable and axis
+    it is read off (`length_root`): `x.shape[k]` (or `ShapeI(k)(x)`) and either side of
+    a minimum of such."""
+    found: set[tuple[Variable, int]] = set()
     pending = [steps]
     while pending:
         value = pending.pop()
         match value.owner:
-            case Apply(op=ShapeI(axis=0), inputs=(x,)):
-                found.append(x)
+            case Apply(op=ShapeI(axis=axis), inputs=(x,)):
+                found.add(length_root(x, axis))
             case Apply(op=Subtensor(idx_list=(0,)), inputs=(Variable(owner=Apply(op=Shape(), inputs=(x,))),)):
-                found.append(x)
+                found.add(length_root(x, 0))
             case Apply(op=Elemwise(scalar_op=Minimum()), inputs=inputs):
                 pending.extend(inputs)
     return found
@@ -185,7 +187,7 @@ def _extra_rows(value: Variable, steps: Variable) -> int | None:
         # A length `specify_shape` asserts holds only where its check runs: the check a
         # rewrite put there to stand for a loop's is no reason to drop it.
         asserted = node is not None and isinstance(node.op, SpecifyShape)
-        if value in limits:
+        if value.ndim and length_root(value, 0) in limits:
             base = 0
         elif given is not None and value.type.shape[0] is not None and not asserted:
             base = value.type.shape[0] - given

@@ -1,11 +1,17 @@
-"""Shape simplifications: shapes read off the ops that set them, reductions over axes
-that hold one element, and slices of filled arrays.
+"""Shape simplifications: shapes read off the ops that set them, lengths read off the
+inputs that have them, reductions over axes that hold one element, and slices of filled
+arrays.
 
 `x.shape` after `reshape(x, s)`, `alloc(v, s)` or `broadcast_to(x, s)` is `s` itself,
-which lets the graph drop its dependency on the (possibly large) array; a sum over an
-axis of length 1 only drops that axis; and a slice of `alloc(v, s)` with a scalar `v`
-is a smaller alloc, never a slice of a big one. (Shapes of fully static types become
-constants in `rewrite.canonicalize`.)
+which lets the graph drop its dependency on the (possibly large) array. Likewise a
+length of a result that an input has (an elementwise result's, a transpose's, a matrix
+product's, a solve's: `rewrite.lengths`) is read off that input, down to the graph
+inputs: the intermediate need not stay alive for its shape (nor is it kept from being
+overwritten in place), and equal lengths become one variable, so what is computed from
+them (an `arange` of a length) is computed once. A sum over an axis of length 1 only
+drops that axis; and a slice of `alloc(v, s)` with a scalar `v` is a smaller alloc,
+never a slice of a big one. (Shapes of fully static types become constants in
+`rewrite.canonicalize`.)
 
 A rule fires only where its result keeps the exact dtype and every known static length
 of what it replaces.
@@ -30,6 +36,7 @@ from ops.indexing import NewAxis
 from ops.shape_vector import MakeVector, Shape, ShapeI, shape_i
 from ops.subtensor import Subtensor
 from rewrite.index_items import FULL, Item, SliceItem, unpack
+from rewrite.lengths import length_source
 from rewrite.patterns import replacement
 from rewrite.rule import RuleSet, rule
 
@@ -86,6 +93,21 @@ def length_of_shaping_op(node: Apply) -> Sequence[Variable] | None:
                 case _:
                     return None
             return None if entries is None else replacement(entries[axis], node.out)
+    return None
+
+
+@rule(ShapeI)
+def length_of_input(node: Apply) -> Sequence[Variable] | None:
+    """ShapeI(k)(f(x, ...)) -> ShapeI(j)(x) when f's result has x's length j along k
+    (`rewrite.lengths.length_source`); the engine rewrites the result again, so a chain
+    of such ops is read off its first input."""
+    match node:
+        case Apply(op=ShapeI(axis=axis), inputs=(x,)):
+            found = length_source(x, axis)
+            if found is None:
+                return None
+            source, source_axis = found
+            return replacement(shape_i(source, source_axis), node.out)
     return None
 
 
@@ -195,6 +217,7 @@ SHAPES = RuleSet(
     (
         shape_of_shaping_op,
         length_of_shaping_op,
+        length_of_input,
         length_read_off_shape,
         reduce_axes_of_length_one,
         subtensor_of_filled,

@@ -57,6 +57,15 @@ def _build() -> Batch:
     batch.case("inc apart", pt.inc_subtensor(x[rows, 1:, lanes[:1]], batch.input((5, 3))))
     counts = batch.input((6,), dtype="int64")
     batch.case("inc int", pt.inc_subtensor(counts[_index(batch, [0, 5, 5, 0, 5])], 1))
+    # Index arrays of static lengths: read and written without broadcasting them.
+    column_constant, lanes_constant = pt.constant([[0], [4], [-1]]), pt.constant([[2, 0, 1, 1]])
+    batch.case("static broadcast pair", unknown[column_constant, lanes_constant])
+    batch.case("static empty index", unknown[pt.constant(np.zeros(0, dtype="int64"))])
+    repeated = pt.constant([1, -4, 3, 1])
+    batch.case("inc static duplicates", pt.inc_subtensor(unknown[repeated], batch.input((4, 4, 3))))
+    value = batch.input((1, 4, 3), static=(1, None, 3))
+    batch.case("inc static, value stretched", pt.inc_subtensor(x[repeated], value))
+    batch.case("set static", pt.set_subtensor(unknown[:, lanes_constant[0]], batch.input((5, 4, 3))))
     inplace = AdvancedIncSubtensor((SYMBOLIC,), set_instead_of_inc=False, destroy_map=((0, 0),))
     batch.case("inc inplace", inplace(x * 2.0, batch.input((5, 4, 3)), duplicates))
     return batch
@@ -90,3 +99,17 @@ def test_out_of_bounds_and_bad_masks() -> None:
         compiled(value, [-3], [True, False])
     with pytest.raises(IndexError):
         compiled(value, [0], [True, False, True])
+
+
+def test_out_of_bounds_static_index_arrays() -> None:
+    """Index arrays of static lengths are still checked element by element."""
+    x = pt.vector("x")
+    index = pt.constant([0, 3, -1])
+    compiled = function([x], [x[index], pt.inc_subtensor(x[index], pt.exp(x[:3]))], mode="none")
+    gathered, updated = compiled(np.arange(4.0))
+    np.testing.assert_array_equal(gathered, [0.0, 3.0, 3.0])
+    np.testing.assert_allclose(updated, np.arange(4.0) + [1.0, 0.0, 0.0, np.e + np.e**2])
+    with pytest.raises(IndexError):
+        compiled(np.arange(3.0))
+    with pytest.raises(IndexError):
+        compiled(np.arange(2.0))

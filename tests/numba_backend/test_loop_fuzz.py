@@ -272,16 +272,32 @@ def _check_derivatives(checked: Checked, forward: list[Array]) -> None:
     else:
         products = [g * d for g, d in zip(derivatives, directions)]
         along = sum(float(np.sum(p)) for p in products)
-        plus, minus = (_cost(program, s) for s in shifted)
-        if transform.kind == "grad":
-            difference = (plus - minus) / (2 * step)
-        else:
-            difference = (plus - 2 * _cost(program, forward) + minus) / step**2
         scale = 1.0 + sum(float(np.sum(np.abs(p))) for p in products)
+        difference = _difference(program, forward, shifted, step)
+        coarse = _difference(
+            program, forward, [_model_along(program, sign * 4 * step) for sign in (1.0, -1.0)],
+            4 * step,
+        )
+        if abs(coarse - difference) > 1e-3 * scale:
+            # Not converged at this step (a recurrence such as `y + (y @ y) / 2` reaches
+            # 1e6 in 9 steps, where the cost's `sin` turns the step into noise): the
+            # differences say nothing.
+            return
         found = None if abs(difference - along) <= 1e-3 * scale else (
             f"the {transform.kind} along the directions is {along}, the difference {difference}"
         )
     assert found is None, _report(f"{transform.kind} against differences of the NumPy model", found, [program])
+
+
+def _difference(
+    program: Program, forward: Sequence[Array], shifted: Sequence[Sequence[Array]], step: float
+) -> float:
+    """The central first (grad) or second (Hessian) difference of the cost along the
+    directions, from the results moved by +step and -step."""
+    plus, minus = (_cost(program, s) for s in shifted)
+    if program.transform.kind == "grad":
+        return float((plus - minus) / (2 * step))
+    return float((plus - 2 * _cost(program, forward) + minus) / step**2)
 
 
 def _model_along(program: Program, step: float) -> list[Array]:
@@ -455,13 +471,6 @@ def _print_counts() -> Iterator[None]:
     print(f"\nloop fuzz: {elapsed:.1f} s wall, CPU seconds {seconds}, {counts}")
 
 
-OPEN_MISMATCHES = pytest.mark.xfail(strict=False, reason=(
-    "open (issue 18): with this wave's fixes merged, the fuzzer still finds mismatches to "
-    "triage, e.g. a trace read at [-2] after one step raises IndexError in the reference "
-    "but gives a value after the passes before the loop pass; see the closing note"))
-
-
-@OPEN_MISMATCHES
 @settings(max_examples=scaled_examples(2.0))
 @given(st.lists(programs(compiled=False), min_size=1, max_size=4))
 def test_loop_programs_agree_uncompiled(drawn: list[Program]) -> None:
@@ -475,7 +484,6 @@ def test_loop_programs_agree_uncompiled(drawn: list[Program]) -> None:
     LOOP_FUZZ_SECONDS["uncompiled examples"] += time.process_time() - started
 
 
-@OPEN_MISMATCHES
 @settings(max_examples=scaled_examples(0.3))
 @given(
     st.lists(programs(), min_size=2, max_size=5),

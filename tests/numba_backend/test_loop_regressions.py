@@ -149,7 +149,6 @@ def test_grad_of_a_loop_not_reading_the_variable() -> None:
 
 
 # --- issue 18 defect 9: vmap of while-loops ----------------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="open: scan(...)[-1] of a while-loop whose examples stop at different steps, with a step count not known to be >= 1, is refused when vectorized (a clear ValueError: the zero-step IndexError cannot be kept per example); pt.reduce reads the finals", raises=ValueError)
 def test_vmap_of_a_while_loop() -> None:
     batch = pt.matrix("batch")
 
@@ -164,6 +163,66 @@ def test_vmap_of_a_while_loop() -> None:
     np.testing.assert_allclose(compiled([batch], [finals], values)[0], np.array([1.0, 1.75]))
 
 
+def test_vmap_of_a_while_loop_of_unknown_step_count() -> None:
+    """scan(...)[-1] of a batched while-loop whose n_steps (the same for every example)
+    may be 0: each example's final value, and IndexError after zero steps."""
+    batch, n = pt.matrix("batch"), pt.scalar("n", dtype="int64")
+
+    def last(s: Variable) -> Variable:
+        sums: Variable = pt.scan(lambda x, c: (c + x, pt.until(x > 0.5)), sequences=[s],
+                                 outputs_info=[pt.constant(0.0)], n_steps=n)
+        return sums[-1]
+
+    finals = pt.vmap(last)(batch)
+    assert isinstance(finals, Variable)
+    values = np.array([[0.0, 1.0, 2.0, 3.0], [0.25, 0.25, 0.25, 1.0]])
+    np.testing.assert_allclose(compiled([batch, n], [finals], values, 4)[0], [1.0, 1.75])
+    np.testing.assert_allclose(compiled([batch, n], [finals], values, 2)[0], [1.0, 0.5])
+    with pytest.raises(IndexError):
+        evaluate([finals], {batch: values, n: np.array(0)})
+    with pytest.raises(IndexError):
+        compiled([batch, n], [finals], values, 0)
+
+
+def test_vmap_of_a_while_loop_over_an_unbatched_trace() -> None:
+    """Found by the loop fuzzer: a while-loop reading, as its sequence, a trace that
+    does not depend on the batched input runs the same steps for every example; the
+    vectorizer took the trace as batched (another output of its loop is) and refused."""
+    c = pt.vector("c")
+
+    def program(c1: Variable) -> list[Variable]:
+        ys0, ys1 = pt.scan(lambda x, a, b: (pt.tanh(x), pt.tanh(x) + b),
+                           sequences=[pt.constant(np.array([0.0, 0.5]))],
+                           outputs_info=[pt.constant(0.0), c1])
+        us0 = pt.scan(lambda x, a: (pt.tanh(x), pt.until(x > 0.125)), sequences=[ys0],
+                      outputs_info=[pt.constant(0.0)])
+        return [us0[-1], ys1[-1]]
+
+    outputs = pt.vmap(program)(c)
+    assert isinstance(outputs, list)
+    got = compiled([c], outputs, np.array([0.0, 1.0]))
+    np.testing.assert_allclose(got[0], np.full(2, np.tanh(np.tanh(0.5))))
+    np.testing.assert_allclose(got[1], np.tanh(0.5) + np.array([0.0, 1.0]))
+
+
+def test_vmap_of_a_while_loop_over_rows_no_batched_value_wrote() -> None:
+    """Found by the loop fuzzer: the rows a loop's steps write (`scan(...)`) do not
+    depend on a batched initial value, so a while-loop over them is not ragged."""
+    c = pt.vector("c")
+
+    def program(c0: Variable) -> Variable:
+        rows = pt.scan(lambda x, a: pt.tanh(x), sequences=[pt.constant(np.array([0.5, 0.0]))],
+                       outputs_info=[c0])
+        trace: Variable = pt.scan(lambda x, a: (pt.tanh(x), pt.until(x > 0.125)),
+                                  sequences=[rows], outputs_info=[pt.constant(0.0)])
+        return trace
+
+    traces = pt.vmap(program)(c)
+    assert isinstance(traces, Variable)
+    want = np.tile([np.tanh(np.tanh(0.5))], (2, 1))
+    np.testing.assert_allclose(compiled([c], [traces], np.array([0.0, 1.0]))[0], want)
+
+
 # --- new, found by the loop fuzzer -----------------------------------------------------------------------------
 def test_static_carry_of_an_unknown_step() -> None:
     c0, w0 = pt.tensor("c0", shape=(3,)), pt.vector("w0")
@@ -172,12 +231,14 @@ def test_static_carry_of_an_unknown_step() -> None:
     np.testing.assert_allclose(got[0], np.tanh(np.arange(3.0)))
 
 
-@pytest.mark.xfail(strict=True, reason="open: a vectorized map over zero-length rows returns shape (0, 0), not (batch, 0): an empty trace takes 0 for every unknown length, the batch axis included")
 def test_vmap_of_a_zero_step_loop() -> None:
     batch = pt.matrix("batch")
     mapped = pt.vmap(lambda s: pt.map(lambda x: pt.tanh(x), sequences=[s]))(batch)
     assert isinstance(mapped, Variable)
     assert evaluate([mapped], {batch: np.zeros((2, 0))})[0].shape == (2, 0)
+    assert compiled([batch], [mapped], np.zeros((2, 0)))[0].shape == (2, 0)
+    values = np.arange(6.0).reshape(2, 3) / 4
+    np.testing.assert_allclose(compiled([batch], [mapped], values)[0], np.tanh(values))
 
 
 def test_fold_over_a_static_empty_sequence() -> None:
@@ -238,3 +299,31 @@ def test_accumulation_read_by_another_carry() -> None:
     assert np.isclose(evaluate([squashed], {s: np.arange(4.0), a: np.array(1.0),
                                             b: np.array(0.0)})[0], want)
     np.testing.assert_allclose(optimized([s, a, b], [squashed], np.arange(4.0), 1.0, 0.0)[0], want)
+
+
+@pytest.mark.xfail(strict=True, raises=ValueError, reason="open: a Hessian through a zero-step loop whose per-step rows have unknown lengths raises a shape error once optimized (the empty trace's rows have length 0 and the whole-trace update made from the pullback does not broadcast them)")
+def test_hessian_of_a_zero_step_loop() -> None:
+    h0, d_h0 = pt.matrix("h0"), pt.matrix("d_h0")
+    ys = pt.scan(lambda a, b: pt.tanh(pt.outer(a, a)[:, ::-1].sum(axis=0)),
+                 outputs_info=[{"initial": h0, "taps": [-3, -1]}],
+                 n_steps=pt.constant(0) * 1, go_backwards=True)
+    cost = pt.sin(ys[::-1]).sum()
+    (gradient,) = pt.grad(cost, [h0], disconnected_inputs="zero")
+    hvp = pt.grad((gradient * d_h0).sum(), h0, disconnected_inputs="zero")
+    values = (np.array([[-1.5], [2.0], [-0.25]]), np.zeros((3, 1)))
+    want = evaluate([hvp], dict(zip([h0, d_h0], values)))[0]
+    np.testing.assert_allclose(optimized([h0, d_h0], [hvp], *values)[0], want)
+
+
+def test_grad_through_a_fold_over_a_static_empty_sequence() -> None:
+    """Found by the loop fuzzer: the gradient of the last per-step row of a fold that
+    runs no step writes at index -1 of an empty trace; optimizing must leave that
+    IndexError to the run (the index update's rule folded it and failed to build)."""
+    s, c = pt.tensor("s", shape=(0, 3)), pt.scalar("c")
+    _, last = pt.foldl(lambda x, c: (c, pt.tanh(x)), sequences=[s], outputs_info=[c, None])
+    cost = pt.sin(last).sum() + c
+    (gradient,) = pt.grad(cost, [s])
+    with pytest.raises(IndexError):
+        evaluate([gradient], {s: np.zeros((0, 3)), c: np.array(0.0)})
+    with pytest.raises(IndexError):
+        optimized([s, c], [gradient], np.zeros((0, 3)), 0.0)

@@ -7,6 +7,10 @@ each test builds graphs of its own, so no dispatcher compiled unsplit is reused.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -17,6 +21,7 @@ from fgraph import Variable, evaluate
 from numba_backend import function, split
 
 Array = np.ndarray[Any, np.dtype[Any]]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True)
@@ -72,3 +77,38 @@ def test_split_summed_loop_and_inplace_output() -> None:
     (wanted,) = evaluate([late], {x: values})
     np.testing.assert_allclose(total(values), wanted.sum(), rtol=1e-12)
     np.testing.assert_allclose(doubled(values), wanted * 2, rtol=1e-12)
+
+
+SPLIT_SOURCE_SCRIPT = """
+import hashlib
+import ops as pt
+from fgraph import Graph
+from numba_backend import split
+from numba_backend.codegen import generate
+from rewrite import optimize
+from tests.numba_backend.test_split import _chain
+split.SPLIT_ABOVE, split.PIECE, split.BLOCK = 6, 4, 8
+x, y = pt.vector("x"), pt.vector("y")
+graph = optimize(Graph([x, y], list(_chain(x, y, 0.3))), "fast_run")
+source = generate(graph, False).source
+assert "def k_" in source
+print(hashlib.sha256(source.encode()).hexdigest())
+"""
+
+
+def test_split_source_is_the_same_under_every_hash_seed() -> None:
+    """The module text names the on-disk cache entry and is checked byte for byte when
+    loaded: text that varied with the hash seed made a second process rewrite the module
+    and recompile it (values crossing helpers were stored in set order)."""
+    digests = set()
+    for seed in ("0", "1", "2", "3", "4242"):
+        completed = subprocess.run(
+            [sys.executable, "-c", SPLIT_SOURCE_SCRIPT],
+            cwd=REPO_ROOT,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        digests.add(completed.stdout.strip())
+    assert len(digests) == 1

@@ -17,16 +17,18 @@ from rewrite import RuleSet
 from rewrite.shapes import (
     SHAPES,
     fill_of_static_shape,
+    length_of_input,
     length_of_shaping_op,
     length_read_off_shape,
     reduce_axes_of_length_one,
     shape_of_shaping_op,
     subtensor_of_filled,
 )
-from tests.rewrite.algebra_checks import check_rewrite, ops_of, random_value
+from tests.rewrite.algebra_checks import check_rewrite, ops_of, random_value, rewritten
 
 SHAPE_OF = RuleSet("shape_of", (shape_of_shaping_op,))
 LENGTH_OF = RuleSet("length_of", (length_of_shaping_op,))
+OF_INPUT = RuleSet("of_input", (length_of_input,))
 READ_OFF = RuleSet("read_off", (length_read_off_shape,))
 REDUCE = RuleSet("reduce", (reduce_axes_of_length_one,))
 FILLED = RuleSet("filled", (subtensor_of_filled,))
@@ -79,6 +81,73 @@ def test_length_of_reshape_with_minus_one_is_kept() -> None:
     n = pt.scalar("n", dtype="int64")
     graph = Graph([v, n], [shape_i(pt.reshape(v, (n, -1)), 1)])
     assert check_rewrite(graph, LENGTH_OF, np.arange(6.0), np.array(3)) is graph
+
+
+# --- lengths read off the inputs that have them ------------------------------------------------
+def test_lengths_of_elementwise_results_are_their_unbroadcast_inputs() -> None:
+    x, row = pt.tensor("x", shape=(None, None)), pt.tensor("row", shape=(1, None))
+    result_value = pt.exp(row + x) * 2.0
+    graph = Graph([x, row], [shape_i(result_value, 0), shape_i(result_value, 1)])
+    result = check_rewrite(graph, OF_INPUT)
+    assert result.outputs == (shape_i(x, 0), shape_i(row, 1))  # row is broadcast along 0
+
+
+def test_lengths_of_transposes_and_reductions_are_their_inputs() -> None:
+    x = pt.tensor("x", shape=(None, None, None))
+    moved = pt.transpose(x, (2, 0, 1))
+    reduced = pt.sum(moved, axis=1)
+    graph = Graph([x], [shape_i(moved, 0), shape_i(reduced, 1), shape_i(x[:, None], 2)])
+    result = check_rewrite(graph, OF_INPUT)
+    assert result.outputs == (shape_i(x, 2), shape_i(x, 1), shape_i(x, 1))
+
+
+def test_lengths_of_products_solves_and_factors_are_their_operands() -> None:
+    a, b = pt.tensor("a", shape=(None, None)), pt.tensor("b", shape=(None, None))
+    stack = pt.tensor("stack", shape=(None, 1, None, None))
+    other = pt.tensor("other", shape=(1, None, None, None))
+    factor = pt.linalg.cholesky(a @ a.T)
+    solved = pt.linalg.solve_triangular(factor, b, lower=True)
+    batched = stack @ other
+    lengths = [shape_i(factor, 1), shape_i(solved, 1), shape_i(solved.T, 1)]
+    graph = Graph([a, b, stack, other], [*lengths, *(shape_i(batched, k) for k in range(4))])
+    values = (np.eye(4) + 0.1, *(random_value(v) for v in (b, stack, other)))
+    result = check_rewrite(graph, OF_INPUT, *values)
+    assert result.outputs == (
+        shape_i(a, 0),  # the factor's columns are a @ a.T's, which are a.T's, a's rows
+        shape_i(b, 1),
+        shape_i(b, 0),  # a solution's rows are its right-hand side's
+        shape_i(stack, 0),
+        shape_i(other, 1),
+        shape_i(stack, 2),
+        shape_i(other, 3),
+    )
+
+
+def test_lengths_of_whole_axes_of_an_index_are_the_indexed_arrays() -> None:
+    x = pt.tensor("x", shape=(None, None, None))
+    updated = pt.set_subtensor(x[0], 0.0)
+    sliced = x[:, 1:]
+    graph = Graph([x], [shape_i(x[0, :, None], 0), shape_i(x[1], 1), shape_i(updated, 2),
+                        shape_i(sliced, 1)])
+    result = check_rewrite(graph, OF_INPUT)
+    assert result.outputs == (shape_i(x, 1), shape_i(x, 2), shape_i(x, 2), shape_i(sliced, 1))
+
+
+def test_lengths_of_filled_reshaped_and_counted_arrays_are_the_lengths_they_take() -> None:
+    x, y = pt.matrix("x"), pt.vector("y")
+    filled = pt.broadcast_to(0.5, x.shape)
+    reshaped = pt.reshape(y, (x.shape[1], x.shape[0]))
+    graph = Graph([x, y], [shape_i(filled, 1), shape_i(reshaped, 0), shape_i(pt.arange(y.shape[0]), 0)])
+    result = check_rewrite(rewritten(graph, READ_OFF), OF_INPUT, random_value(x), np.arange(16.0))
+    assert result.outputs == (shape_i(x, 1), shape_i(x, 1), shape_i(y, 0))
+
+
+def test_length_of_a_new_or_sliced_axis_is_kept() -> None:
+    x = pt.vector("x")
+    graph = Graph([x], [shape_i(x[1:], 0), shape_i(pt.linalg.det(pt.outer(x, x)[None]), 0),
+                        shape_i(pt.arange(1, x.shape[0]), 0), shape_i(pt.arange(0, x.shape[0], 2), 0)])
+    graph = rewritten(graph, READ_OFF)
+    assert check_rewrite(graph, OF_INPUT, np.arange(3.0)) is graph
 
 
 def test_entry_of_a_shape_is_a_length() -> None:
@@ -182,6 +251,7 @@ def test_rule_set_holds_every_shape_rule() -> None:
     assert SHAPES.names == (
         "shape_of_shaping_op",
         "length_of_shaping_op",
+        "length_of_input",
         "length_read_off_shape",
         "reduce_axes_of_length_one",
         "subtensor_of_filled",
