@@ -2,7 +2,8 @@
 
 Each graph's module lives in `<cache dir>/<digest[:2]>/<digest>/` (the cache dir is
 `$FGRAPH_CACHE_DIR`, else `$XDG_CACHE_HOME/fgraph`, else `~/.cache/fgraph`), next to the
-`__pycache__` where numba keeps its own compiled cache (`cache=True`). The module text
+`__pycache__` where numba keeps its own compiled cache (`cache=True`); so does each
+outlined kernel's module, under the digest of its text (`numba_backend.kernels`). The module text
 is fully determined by the graph, so loading verifies the file byte for byte against
 the expected source: a corrupt or half-written file is rewritten, never imported.
 Files are written to a temporary name and renamed, so concurrent processes writing the

@@ -4,22 +4,29 @@ machine code, never its LLVM IR.
 numba links a called njit function's IR into every caller and optimizes and compiles
 the whole again (on the RNN benchmark, a function calling its two loops as njit
 functions took as long to finish as when it held the loops itself, and the loops' own
-compile came on top). A kernel is instead compiled once, for arguments its module fixes
-(arrays of any layout, and scalars), its address registered with LLVM under its own name
-(`fgraph_k_<digest>`), and callers declare that symbol and call it with numba's calling
-convention: status and exception travel back as from any njit call. Only the name is
-in the caller's code, so numba's disk cache of the caller stays valid in another
-process once the kernel is loaded there (`function` loads a module's kernels before
-the module; a kernel's module compiles it when imported).
+compile came on top). A kernel is instead compiled for the argument types of a call
+(one specialization per types, as numba's own calls), its address registered with LLVM
+under a name made of the kernel's and the types' (`fgraph_k_<digest>_<types digest>`),
+and the caller declares that symbol and calls it with numba's calling convention:
+status and exception travel back as from any njit call.
+
+Only the name is in the caller's machine code, so whatever loads that code must have
+registered the name first. The caller's library records a `Specialize` of each kernel
+it calls among its `reload_init` functions, which numba pickles into its disk cache
+and runs before loading the cached code in another process: the kernel is then loaded
+(from its own cache) or compiled, and registered, first. That needs the kernel's module
+imported, which `function` does for every kernel a graph's module calls.
 """
 
 from __future__ import annotations
 
+import hashlib
+import sys
 from collections.abc import Callable
 from typing import Any
 
+import attrs
 import numba
-import numpy as np
 from llvmlite import binding
 from numba.core import cgutils, types
 from numba.core.errors import NumbaError
@@ -28,71 +35,72 @@ from numba.core.typing import signature
 Codegen = Callable[[Any, Any, Any, Any], Any]
 
 
-class KernelCall:
-    """A compiled kernel reached through `symbol`: the generated intrinsic of its module
-    types its calls with `typed`."""
+@attrs.frozen
+class Specialize:
+    """Load or compile kernel `name` (of module `module`) for `types` and register its
+    symbol: run before numba loads cached code that calls it."""
 
-    def __init__(
-        self, dispatcher: numba.Dispatcher, symbol: str, parameters: tuple[tuple[str, int], ...]
-    ) -> None:
-        """Compile `dispatcher` for arrays of the (dtype, rank) `parameters`, any
-        layout, and register its machine code as `symbol`."""
-        self.symbol = symbol
-        self.parameters = tuple(_parameter_type(dtype, rank) for dtype, rank in parameters)
+    module: str
+    name: str
+    types: tuple[Any, ...]
+
+    def __call__(self) -> None:
+        call = getattr(sys.modules[self.module], f"{self.name}_call")
+        if not isinstance(call, KernelCall):
+            raise TypeError(f"{self.module}.{self.name}_call is not a kernel")
+        call.specialized(self.types)
+
+
+class KernelCall:
+    """A kernel's compiled specializations, reached through their symbols: the generated
+    intrinsic of its module types its calls with `typed`."""
+
+    def __init__(self, dispatcher: numba.Dispatcher) -> None:
+        self.dispatcher = dispatcher
+        self.module = dispatcher.py_func.__module__
+        self.name = dispatcher.py_func.__name__.removesuffix("_code")
+        self._specializations: dict[tuple[Any, ...], tuple[str, Any]] = {}
+
+    def typed(self, *arguments: Any) -> tuple[Any, Codegen]:
+        """The intrinsic's typing: the call's signature and code generator (the kernel
+        is compiled for these argument types now, as numba compiles a called function;
+        a literal argument, a scalar the caller knows, counts as its type)."""
+        parameters = tuple(types.unliteral(argument) for argument in arguments)
+        symbol, return_type = self.specialized(parameters)
+        reload = Specialize(self.module, self.name, parameters)
+
+        def codegen(context: Any, builder: Any, sig: Any, values: Any) -> Any:
+            context.active_code_library._reload_init.add(reload)
+            function_type = context.call_conv.get_function_type(return_type, parameters)
+            callee = cgutils.get_or_insert_function(builder.module, function_type, symbol)
+            status, result = context.call_conv.call_function(
+                builder, callee, return_type, parameters, values
+            )
+            with cgutils.if_unlikely(builder, status.is_error):
+                context.call_conv.return_status_propagate(builder, status)
+            return result
+
+        return signature(return_type, *parameters), codegen  # a literal passes as its type
+
+    def specialized(self, types: tuple[Any, ...]) -> tuple[str, Any]:
+        """The symbol and return type of the kernel compiled for `types` (loaded from
+        numba's disk cache, or compiled, and registered the first time)."""
+        found = self._specializations.get(types)
+        if found is not None:
+            return found
         try:
-            dispatcher.compile(self.parameters)
+            self.dispatcher.compile(types)
         except NumbaError:
             raise  # the code itself does not compile: a cold retry would only fail again
         except Exception:
             # A damaged numba cache entry (unpickling or rebuilding it fails) must not
             # poison every later run: drop it and compile once more from scratch.
-            dispatcher._cache.flush()
-            dispatcher.compile(self.parameters)
-        compiled = dispatcher.overloads[self.parameters]
-        binding.add_symbol(symbol, compiled.library.get_pointer_to_function(
-            compiled.fndesc.llvm_func_name))
-        self.return_type = compiled.signature.return_type
-
-    def typed(self, *arguments: Any) -> tuple[Any, Codegen] | None:
-        """The intrinsic's typing: the call's signature and code generator, or None
-        when the arguments do not fit the parameters."""
-        if len(arguments) != len(self.parameters) or not all(
-            _passes_as(given, expected) for given, expected in zip(arguments, self.parameters)
-        ):
-            return None
-        # A scalar argument is converted to the parameter's type (a literal to its value).
-        passed = [
-            given if isinstance(expected, types.Array) else expected
-            for given, expected in zip(arguments, self.parameters)
-        ]
-        return signature(self.return_type, *passed), self._codegen
-
-    def _codegen(self, context: Any, builder: Any, sig: Any, values: Any) -> Any:
-        function_type = context.call_conv.get_function_type(self.return_type, self.parameters)
-        callee = cgutils.get_or_insert_function(builder.module, function_type, self.symbol)
-        status, result = context.call_conv.call_function(
-            builder, callee, self.return_type, self.parameters, values
-        )
-        with cgutils.if_unlikely(builder, status.is_error):
-            context.call_conv.return_status_propagate(builder, status)
-        return result
-
-
-def _parameter_type(dtype: str, rank: int) -> Any:
-    """An array of `rank` axes and any layout, or for rank -1 a plain scalar (a 0-d
-    value the generated code holds as a scalar)."""
-    scalar = numba.from_dtype(np.dtype(dtype))
-    return scalar if rank < 0 else types.Array(scalar, rank, "A")
-
-
-def _passes_as(given: Any, expected: Any) -> bool:
-    """An array of one dtype and rank has one native form whatever its layout, and
-    whether it is read-only: it is passed unchanged. A scalar passes as a scalar of
-    its type."""
-    if not isinstance(expected, types.Array):
-        return bool(types.unliteral(given) == expected)
-    return (
-        isinstance(given, types.Array)
-        and given.dtype == expected.dtype
-        and given.ndim == expected.ndim
-    )
+            self.dispatcher._cache.flush()
+            self.dispatcher.compile(types)
+        compiled = self.dispatcher.overloads[types]
+        digest = hashlib.sha256(str(types).encode()).hexdigest()[:16]
+        symbol = f"fgraph_{self.name}_{digest}"
+        address = compiled.library.get_pointer_to_function(compiled.fndesc.llvm_func_name)
+        binding.add_symbol(symbol, address)
+        found = self._specializations[types] = (symbol, compiled.signature.return_type)
+        return found

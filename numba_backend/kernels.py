@@ -4,21 +4,23 @@ own, named by the digest of that module's text; the generated code calls it.
 The kernel is generated for canonical names (inputs `a0`, `a1`, ..., outputs `r0`, ...,
 locals under `l_`, constants as parameters `c0`, ... in order of use), so its text
 depends only on what it computes: every node computing the same thing calls the one
-function, compiled once per process for arrays of any layout, and called by symbol
+function, compiled once per process for each argument types, and called by symbol
 name (`numba_backend.calls`). Its module lives in the cache like a graph's
 (`numba_backend.cache`), numba's compiled code next to it, so another graph, in another
 process, that calls it loads it instead of compiling it again.
 
-A call boundary costs compile time (about 0.1 s per function on numba 0.68: its own
-LLVM module, optimization and machine code), so only units whose reuse pays for it are
-outlined: see `outlines`.
+A call boundary costs compile time (0.03-0.1 s per function on numba 0.68: its own
+passes, LLVM module, optimization and machine code), so only units whose reuse pays
+for it are outlined: see `emit_node`.
 """
 
 from __future__ import annotations
 
 import hashlib
 
-from fgraph import Constant, Op
+import attrs
+
+from fgraph import Constant, Graph, Op
 from numba_backend.registry import Kernel, ModuleBuilder, NodeInfo, numba_kernel
 from numba_backend.source import module_text
 from ops.scan_op import Scan
@@ -27,17 +29,31 @@ OPTIONS = "cache=True, error_model='numpy', nogil=True, no_cpython_wrapper=True"
 """numba's options for a kernel: it is only called from generated code, so it needs no
 Python wrapper (which would cost a third of a small function's compile time)."""
 
-def outlines(op: Op) -> bool:
-    """Whether `op`'s kernel is outlined: loops, the largest units, which a model's
-    graphs share (its density alone and with its gradient, and its versions edited
-    outside the loops)."""
-    return isinstance(op, Scan)
+OUTLINE_FROM = 12
+"""Statements from which a kernel of a large graph's own code (not a loop body's) is
+outlined: a smaller one compiles faster inline than a function's fixed cost."""
+
+LARGE_GRAPH = 40
+"""Nodes from which a graph outlines its kernels of `OUTLINE_FROM` statements or more.
+A smaller graph compiles in about a second, edited or not; outlining its kernels would
+add that fixed cost to every cold compile (0.1 s of 0.6 s on the logistic regression)."""
+
+
+def outlines_kernels(graph: Graph) -> bool:
+    """Whether `graph`'s own kernels (of `OUTLINE_FROM` statements or more) are outlined:
+    those of a large graph, whose edited versions then recompile only what changed."""
+    return len(graph.nodes) >= LARGE_GRAPH
 
 
 def emit_node(op: Op, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     """Statement lines computing `node`'s outputs: the kernel's own lines, or a call of
-    the outlined kernel (see `outlines`)."""
-    if not outlines(op):
+    the outlined kernel. Loops are always outlined: the largest units, which a model's
+    graphs share (its density alone and with its gradient, its versions edited outside
+    the loops). Other kernels are where the module outlines them (see
+    `outlines_kernels`) and they have `OUTLINE_FROM` statements or more. A loop body's
+    kernels stay inline: each step would pay a call and allocate what the loop now
+    allocates once."""
+    if not isinstance(op, Scan) and not (module.outlines_kernels and _large(op, node, module)):
         return numba_kernel(op, node, module)
     kernel, constants = outline(op, node, module.parallel)
     module.kernels[kernel.name] = kernel
@@ -47,26 +63,28 @@ def emit_node(op: Op, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     return [f"{returned}= {kernel.name}({', '.join(arguments)})"]
 
 
+def _large(op: Op, node: NodeInfo, module: ModuleBuilder) -> bool:
+    """Whether `op`'s kernel has `OUTLINE_FROM` statements or more (generated into a
+    scratch builder: the module's constants and helpers stay those it uses)."""
+    lines = numba_kernel(op, node, ModuleBuilder(module.parallel))
+    return sum(len(statement.splitlines()) for statement in lines) >= OUTLINE_FROM
+
+
 def outline(
     op: Op, node: NodeInfo, parallel: bool
 ) -> tuple[Kernel, list[tuple[str, Constant]]]:
     """The kernel computing `op` for `node`'s types, and the constants to pass it after
     the inputs (each with the scope the kernel named it in)."""
-    local = NodeInfo(
+    local = attrs.evolve(  # all else as the node's: types, labels, how values are held
+        node,
         inputs=tuple(f"a{k}" for k in range(len(node.inputs))),
         outputs=tuple(f"r{k}" for k in range(len(node.outputs))),
-        input_types=node.input_types,
-        output_types=node.output_types,
         prefix="l_",
-        input_labels=node.input_labels,
-        scalar_inputs=node.scalar_inputs,
     )
     inner = ModuleBuilder(parallel)
     body = numba_kernel(op, local, inner)
     constants = list(inner.constants)
     parameters = [*local.inputs, *inner.constants.values()]
-    kinds = [(t.dtype, -1 if node.holds_scalar(k) else t.ndim) for k, t in enumerate(node.input_types)]
-    kinds += [(c.type.dtype, c.type.ndim) for _, c in constants]
     returned = "".join(f"{output}, " for output in local.outputs)
     code = [f"    {line}" for statement in body for line in statement.splitlines()]
 
@@ -78,7 +96,7 @@ def outline(
             f"    return ({returned})",
             "",
             "",
-            f"{name}_call = KernelCall({name}_code, 'fgraph_{name}', {tuple(kinds)!r})",
+            f"{name}_call = KernelCall({name}_code)",
             "",
             "",
             "@intrinsic",

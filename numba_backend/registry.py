@@ -153,12 +153,15 @@ class ModuleBuilder:
     """Accumulates helper functions, and the outlined kernels called, for one generated
     module (a private, local builder: it never escapes code generation)."""
 
-    def __init__(self, parallel: bool = False) -> None:
+    def __init__(self, parallel: bool = False, outlines_kernels: bool = False) -> None:
         self.helpers: dict[str, str] = {}
         self.kernels: dict[str, Kernel] = {}
         self.constants: dict[tuple[str, Constant], str] = {}
         self.parallel = parallel
         """Whether large element loops should run on all threads (`numba.prange`)."""
+        self.outlines_kernels = outlines_kernels
+        """Whether large kernels of this module's own code are outlined (loops always are:
+        see `numba_backend.kernels.emit_node`)."""
 
     def constant(self, constant: Constant, scope: str) -> str:
         """The argument name through which the compiled function receives `constant`

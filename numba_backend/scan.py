@@ -1,5 +1,6 @@
-"""`Scan` as a `for` loop (a `while`-style `break` for while-loops) inlined into the
-entry function, its body emitted as a block of statements under the node's prefix.
+"""`Scan` as a `for` loop (a `while`-style `break` for while-loops), its body emitted as
+a block of statements under the node's prefix. A loop is always an outlined kernel
+(`numba_backend.kernels`): a function of its own, which graphs sharing the loop share.
 
 - The body is lowered once per inner graph with elementwise fusion (`lowered_body`):
   the op's own inner graph stays as the rewrites left it, and fusion never runs inside

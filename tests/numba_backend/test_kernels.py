@@ -21,6 +21,7 @@ import ops as pt
 from fgraph import Graph, evaluate
 from numba_backend import function
 from numba_backend.codegen import generate
+from numba_backend.kernels import LARGE_GRAPH
 from numba_backend.registry import Allocation
 from numba_backend.scan import lowered_body
 from numba_backend.source import RUNTIME_NAMES, imports
@@ -87,6 +88,27 @@ def test_a_loop_inside_a_loop_is_a_kernel_its_kernel_imports() -> None:
     values = np.linspace(-1.0, 1.0, 24).reshape(3, 4, 2)
     got = function([xs], graph.outputs, mode="none")(values)
     np.testing.assert_allclose(got[0], evaluate(graph.outputs, {xs: values})[0], rtol=1e-12)
+
+
+def test_a_large_graph_outlines_its_large_kernels_and_calls_each_once_per_use() -> None:
+    """A graph of 40 nodes or more outlines its kernels of 12 statements or more (here
+    the cumulative sums, one kernel for all twenty); a smaller graph keeps them inline."""
+    x, y = pt.matrix("x"), pt.matrix("y")
+
+    def sums(count: int) -> list[Any]:
+        return [pt.cumsum(x * (k + 2) + y, axis=1) for k in range(count)]
+
+    small = generate(optimize(Graph([x, y], sums(5)), "fast_run"))
+    assert not small.kernels
+    graph = optimize(Graph([x, y], sums(20)), "fast_run")
+    assert len(graph.nodes) >= LARGE_GRAPH
+    generated = generate(graph)
+    calls = [len(re.findall(rf"= {k.name}\(", generated.source)) for k in generated.kernels]
+    assert generated.kernels and max(calls) == 20
+    values = [np.arange(6.0).reshape(2, 3), np.ones((2, 3))]
+    got = function([x, y], sums(20))(*values)
+    for result, expected in zip(got, evaluate(sums(20), dict(zip([x, y], values)))):
+        np.testing.assert_allclose(result, expected, rtol=1e-12)
 
 
 def test_a_module_imports_the_runtime_names_its_code_uses() -> None:
