@@ -278,10 +278,10 @@ def _check_derivatives(checked: Checked, forward: list[Array]) -> None:
             program, forward, [_model_along(program, sign * 4 * step) for sign in (1.0, -1.0)],
             4 * step,
         )
-        if abs(coarse - difference) > 1e-3 * scale:
+        if not np.isfinite([difference, coarse]).all() or abs(coarse - difference) > 1e-3 * scale:
             # Not converged at this step (a recurrence such as `y + (y @ y) / 2` reaches
-            # 1e6 in 9 steps, where the cost's `sin` turns the step into noise): the
-            # differences say nothing.
+            # 1e6 in 9 steps, where the cost's `sin` turns the step into noise), or
+            # overflowed to inf or nan: the differences say nothing.
             return
         found = None if abs(difference - along) <= 1e-3 * scale else (
             f"the {transform.kind} along the directions is {along}, the difference {difference}"
