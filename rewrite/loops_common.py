@@ -318,14 +318,20 @@ def rows_for_steps(sequence: Variable, steps: Variable, length: int | None) -> V
     return None
 
 
+def sequences_cover(sequences: Sequence[Variable], steps: Variable, length: int | None) -> bool:
+    """Whether a loop over `steps` (of static `length`, if not None) cannot fail its
+    check of the sequences' lengths: each has enough rows by construction."""
+    if length is not None and static_steps(steps) != length:
+        return False
+    return all(covers_steps(s, steps) for s in sequences)
+
+
 def loop_checks_hold(inputs: Sequence[Variable], op: Scan) -> bool:
     """Whether none of a loop's run-time step checks can fail: dropping the loop then
     drops no error."""
     given = op.split_inputs(inputs)
     steps = given.n_steps
-    if op.length is not None and static_steps(steps) != op.length:
-        return False
-    return steps_non_negative(steps) and all(covers_steps(s, steps) for s in given.sequences)
+    return steps_non_negative(steps) and sequences_cover(given.sequences, steps, op.length)
 
 
 def carried_value(value: Variable, carry: TensorType, initial: Variable) -> Variable:

@@ -49,6 +49,7 @@ from rewrite.loops_common import (
     param_reads,
     replaced_outputs,
     rows_for_steps,
+    sequences_cover,
 )
 from rewrite.patterns import fit_to_type
 from rewrite.rule import rule
@@ -95,11 +96,14 @@ def repeat_invariant_outputs(node: Apply) -> Sequence[Variable] | None:
     """A for-loop's per-step output that is a non-sequence (after `push_out_invariants`,
     any output no step changes) is that value repeated once per step. Besides sparing
     the copies, the repeat knows its rows' shape after zero steps, where an empty trace
-    would not (its unknown row lengths read as 0)."""
+    would not (its unknown row lengths read as 0). Only where the loop's sequences are
+    long enough by construction: the repeat does not check them, and a loop left with
+    no output read is dropped, its checks with it (a negative step count fails the
+    repeat as it fails the loop, with a ValueError)."""
     op = loop_op(node)
-    if op.while_loop:
-        return None
     given = op.split_inputs(node.inputs)
+    if op.while_loop or not sequences_cover(given.sequences, given.n_steps, op.length):
+        return None
     params = op.params
     outputs = op.split_outputs(node.outputs)
     found: dict[Variable, Variable] = {}

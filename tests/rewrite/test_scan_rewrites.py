@@ -520,3 +520,21 @@ def test_random_loops_keep_their_values_through_fast_run(
     for e, g in zip(expected, got):
         np.testing.assert_allclose(g, e, rtol=1e-9, atol=1e-12)
     assert optimize(optimized, "fast_run") == optimized  # idempotent
+
+
+def test_invariant_per_step_output_keeps_the_loops_sequence_check() -> None:
+    """Found by the loop fuzzer: a loop of 4 steps over a sequence of 3 rows fails, and
+    repeating its invariant output (the loop then unused and dropped) gave a value."""
+    s, z = pt.vector("s"), pt.vector("z")
+
+    def invariant(steps: Variable) -> Graph:
+        ys = pt.scan(lambda row, z: z, sequences=[s], non_sequences=[z], n_steps=steps)
+        return Graph([s, z], [ys[-1]])
+
+    short = invariant(pt.constant(4))
+    assert not fires(repeat_invariant_outputs, short)
+    with pytest.raises(ValueError):
+        evaluate(short.outputs, {s: np.zeros(3), z: np.ones(2)})
+    covered = invariant(s.shape[0])
+    rewritten = apply_once(repeat_invariant_outputs, covered)
+    same_values(covered, rewritten, [np.zeros(3), np.arange(2.0)])
