@@ -48,12 +48,14 @@ from fgraph import Variable
 Array = np.ndarray[Any, Any]
 
 OPEN_DEFECTS: Mapping[str, str] = types.MappingProxyType({
-    "hessians_of_zero_step_loops": (
-        "open: a Hessian-vector product through a loop that runs zero steps, with "
-        "per-step outputs whose rows have unknown lengths, can raise a shape error once "
-        "optimized where evaluate gives values: after zero steps those rows have length "
-        "0, and the whole-trace update that moving the pullback's work out of its loop "
-        "makes does not broadcast them (the loop itself never wrote a row)"
+    "pullbacks_of_zero_step_loops_of_unknown_lengths": (
+        "open: the gradient or Hessian of a program with a loop that runs zero steps "
+        "and inputs of unknown lengths can raise a shape error once optimized where "
+        "evaluate gives values: the rows of an empty per-step trace whose row lengths "
+        "are unknown have length 0, and work the rules move out of the pullback's loop "
+        "(`push_out_sequence_work`) then meets them on empty arrays of the true row "
+        "shape. The fix is the rows' true shape after zero steps, from the body's "
+        "shape graph"
     ),
 })
 """Generator switches that are off, each naming the open defect it hides: the fuzzer draws
@@ -791,11 +793,12 @@ def programs(draw: st.DrawFn, transforms: bool = True, compiled: bool = True) ->
             _vmap_reads_finals(d.loop, read_by_another=k == 0 and len(drawn) > 1)
             for k, d in enumerate(drawn)
         )
-        hessians = all(
-            d.runs > 0 or drawing.enabled("hessians_of_zero_step_loops") for d in drawn
+        known = all(all(source.static) for source in drawing.sources)
+        pullbacks = known or all(d.runs > 0 for d in drawn) or drawing.enabled(
+            "pullbacks_of_zero_step_loops_of_unknown_lengths"
         )
         program = attrs.evolve(
-            program, transform=_draw_transform(drawing, program, vmappable, hessians)
+            program, transform=_draw_transform(drawing, program, vmappable, pullbacks)
         )
     return program
 
@@ -1126,17 +1129,17 @@ def _draw_readers(
 
 
 def _draw_transform(
-    drawing: _Drawing, program: Program, vmappable: bool, hessians: bool
+    drawing: _Drawing, program: Program, vmappable: bool, pullbacks: bool
 ) -> Transform:
-    """None, grad, Hessian, jvp or vmap, where allowed. Derivatives only of programs
-    whose results are all floats (the oracle checks the whole program, so every result
-    must be in them)."""
+    """None, grad, Hessian, jvp or vmap, where allowed (`pullbacks`: grad and Hessian).
+    Derivatives only of programs whose results are all floats (the oracle checks the
+    whole program, so every result must be in them)."""
     draw = drawing.draw
     readers = program.readers
     floats = tuple(k for k, (loop, output) in enumerate(readers) if loop.outputs[output].kind != "i")
     kinds: list[TransformKind] = ["none"]
     if len(floats) == len(readers):
-        kinds += ["jvp", "grad", "hessian"] if hessians else ["jvp", "grad"]
+        kinds += ["jvp", "grad", "hessian"] if pullbacks else ["jvp"]
     if vmappable:
         kinds.append("vmap")
     kind = draw(st.sampled_from(kinds))

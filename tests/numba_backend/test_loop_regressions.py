@@ -19,7 +19,7 @@ import ops as pt
 from fgraph import Graph, Variable, evaluate
 from numba_backend import function
 from rewrite import optimize
-from tests.loop_programs import Array
+from tests.loop_programs import OPEN_DEFECTS, Array
 
 
 def optimized(inputs: Sequence[Variable], outputs: Sequence[Variable], *values: object) -> list[Array]:
@@ -301,7 +301,25 @@ def test_accumulation_read_by_another_carry() -> None:
     np.testing.assert_allclose(optimized([s, a, b], [squashed], np.arange(4.0), 1.0, 0.0)[0], want)
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError, reason="open: a Hessian through a zero-step loop whose per-step rows have unknown lengths raises a shape error once optimized (the empty trace's rows have length 0 and the whole-trace update made from the pullback does not broadcast them)")
+ZERO_STEP_ROWS = OPEN_DEFECTS["pullbacks_of_zero_step_loops_of_unknown_lengths"]
+
+
+@pytest.mark.xfail(strict=True, raises=ValueError, reason=ZERO_STEP_ROWS)
+def test_gradient_of_a_zero_step_map_over_taps() -> None:
+    """Found by the long fuzz profile: taps [-3, -1, 3] over 6 rows leave zero steps; the
+    optimized gradient meets the empty trace's rows (length 0) on the sequence's
+    (length 1) and raises where evaluate gives zeros."""
+    s = pt.tensor("s", shape=(None, None, None))
+    ys = pt.map(lambda a, b, c: c[0], sequences=[{"input": s, "taps": [-3, -1, 3]}])
+    cost = pt.sin(ys[:1]).sum()
+    (gradient,) = pt.grad(cost, [s])
+    value = np.arange(6.0).reshape(6, 1, 1)
+    want = evaluate([gradient], {s: value})[0]
+    np.testing.assert_array_equal(want, np.zeros((6, 1, 1)))
+    np.testing.assert_allclose(optimized([s], [gradient], value)[0], want)
+
+
+@pytest.mark.xfail(strict=True, raises=ValueError, reason=ZERO_STEP_ROWS)
 def test_hessian_of_a_zero_step_loop() -> None:
     h0, d_h0 = pt.matrix("h0"), pt.matrix("d_h0")
     ys = pt.scan(lambda a, b: pt.tanh(pt.outer(a, a)[:, ::-1].sum(axis=0)),
