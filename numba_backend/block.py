@@ -94,7 +94,7 @@ def emit_block(
             lines.extend(sum_while_computing(producer, producer_info, info, module))
         for output, name in zip(node.outputs, info.outputs):
             names[output] = name
-    for result in graph.outputs:
+    for result in dict.fromkeys(graph.outputs):  # an output listed twice is named once
         names.setdefault(result, name_of(result))
         if plain_ends and result.ndim == 0:
             if result not in scalars.made:

@@ -40,8 +40,20 @@ class CompiledFunction(Generic[Result]):
     Arguments are converted to the input types (safe casts only) with errors naming the
     input; outputs are fresh arrays (never a caller's array, a constant, or another
     output). `graph` is the optimized graph that was compiled, `source` the generated code
-    (the modules of the kernels it calls, then its own). `numba_function`, `cfunc` and
-    `low_level_callable` call the same compiled code from numba, C or SciPy.
+    (the modules of the kernels it calls, then its own).
+
+    The same compiled code, with no Python in between (see docs/calling.md):
+
+    - `f.numba_function`: an njit function to call from your own `@numba.njit` code,
+      numbers for 0-d inputs and outputs, arrays for the others; one output alone,
+      several as a tuple.
+    - `f.cfunc`: numba's `CFunc` (`.address`, `.ctypes`) of `int64_t f(void **inputs,
+      int64_t *shapes, void **outputs, int64_t *sizes)`, writing the outputs into the
+      caller's buffers and returning 0 (`numba_backend.embed.CALL_CONTRACT`).
+    - `f.low_level_callable`: `double f(int n, double *x, void *user_data)` as a
+      `scipy.LowLevelCallable`, for a number of float64 numbers or of one vector.
+
+    Each is compiled on first use; code calling one is never cached to disk.
     """
 
     inputs: tuple[Variable, ...]

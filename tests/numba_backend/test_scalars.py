@@ -181,3 +181,13 @@ def test_zero_d_inputs_and_outputs_are_numbers_of_their_dtype(dtype: str) -> Non
         result = compiled(given, values[1])
         assert all(type(r) is np.ndarray for r in result)
         assert result[0].shape == () and result[0].dtype == dtype and result[0] == values[0]
+
+
+def test_zero_d_outputs_listed_twice_are_returned_twice() -> None:
+    """Each output is named once, however often it is listed (a 0-d array output read
+    once, not `v[()][()]`)."""
+    s, x = pt.scalar("s"), pt.matrix("x")
+    total, position = x.sum(axis=(0, 1)), pt.argmax(x)  # argmax gives a 0-d array
+    outputs = [total, total, s, s, position, position]
+    entry = _check([s, x], outputs, np.array(2.5), np.array([[0.0, 3.0, 1.0], [2.0, 0.5, 1.5]]))
+    assert "[()][()]" not in entry
