@@ -114,6 +114,10 @@ def argument(variable: Variable, value: Any) -> Any:
     byte order and C order (`ascontiguousarray` would also turn a 0-d array into a 1-d
     one). Safe casts are applied; errors name the input."""
     expected = variable.type
+    if not expected.shape and type(value) is np.ndarray and not value.shape and (
+        value.dtype == expected.dtype
+    ):
+        return value[()]  # a 0-d array, say a 0-d output passed back in: its number
     converted = expected.filter(value, display_name(variable))
     if not expected.shape:
         return converted[()]

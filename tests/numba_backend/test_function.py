@@ -441,3 +441,6 @@ def test_zero_d_outputs_are_fresh_arrays_each_call() -> None:
     assert [type(r) for r in first] == [np.ndarray] * 3 and all(r.shape == () for r in first)
     first[0][()] = 9.0
     assert first[2] == 1.5 and compiled(1.5)[0] == 1.5
+    assert compiled(first[1])[1] == 6.0  # a 0-d output passed back in
+    with pytest.raises(ValueError, match=r"s: expected shape \(\), got \(1,\)"):
+        compiled(np.array([1.5]))
