@@ -1,7 +1,7 @@
 """Graph -> the Python source of one module: helper kernels plus one entry function.
 
 The entry function takes the graph inputs, then the constants, and returns a tuple of
-outputs. Names are positional (`i0`, `c0`, `v3_0`) and helpers are named by content
+outputs; 0-d inputs and outputs are plain numba scalars (numbers), the others arrays. Names are positional (`i0`, `c0`, `v3_0`) and helpers are named by content
 hash, so the source depends only on the graph's structure, which its structure digest
 (constants counted by dtype and shape only) names. Outlined kernels (`kernels.py`) are
 modules of their own, which this module imports.
@@ -47,7 +47,7 @@ def generate(graph: Graph, parallel: bool = False) -> GeneratedModule:
     `parallel`, its large element loops run on all threads."""
     module = ModuleBuilder(parallel, outlines_kernels(graph))
     names: dict[Variable, str] = {variable: f"i{k}" for k, variable in enumerate(graph.inputs)}
-    body = emit_block(graph, names, module)
+    body = emit_block(graph, names, module, plain_ends=True)
     returned = "".join(f"{names[output]}, " for output in graph.outputs)
     constants = list(module.constants)  # every constant is named by now, in name order
     arguments = [f"i{k}" for k in range(len(graph.inputs))] + list(module.constants.values())

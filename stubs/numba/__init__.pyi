@@ -42,4 +42,16 @@ def njit(
 
 def prange(*args: int) -> range: ...
 
+class CFunc:
+    """A function compiled for one C signature (`numba.cfunc`)."""
+
+    address: int
+    @property
+    def ctypes(self) -> Any: ...
+
+def cfunc(
+    signature: Any, *, nogil: bool = ..., cache: bool = ...
+) -> Callable[[Callable[..., Any]], CFunc]: ...
+def carray(pointer: Any, shape: Any, dtype: Any = ...) -> Any: ...
+
 __version__: str

@@ -16,6 +16,7 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
         ("rnn.py", "matches evaluate"),
         ("gaussian_model.py", "match scipy.stats and finite differences"),
         ("metropolis.py", "compiled chain matches evaluate"),
+        ("hmc_sampler.py", "sample mean matches the target's mean"),
     ],
 )
 def test_example_runs(name: str, check: str, capsys: pytest.CaptureFixture[str]) -> None:

@@ -394,3 +394,53 @@ def test_reshape_errors_name_the_input_and_the_sizes() -> None:
                                          r"into shape \(2, -1\)"):
         function([x, rows], pt.reshape(x, (rows, -1)))(np.ones(5), 2)
     assert function([x, rows], pt.reshape(x, (rows, -1)))(np.ones(6), 2).shape == (2, 3)
+
+
+class Tagged(np.ndarray[Any, np.dtype[Any]]):
+    """An ndarray subclass, as libraries make them (the call takes its values)."""
+
+
+def test_strided_read_only_and_subclassed_arguments_are_converted() -> None:
+    """Arguments that are not exactly a C-ordered array of the input's dtype (a strided
+    view, a reversed one, a read-only array, a subclass) are converted: same values,
+    no compile for other types."""
+    x, m = pt.vector("x"), pt.matrix("m")
+    compiled = function([x, m], [pt.exp(x) * 2.0, m.sum(axis=0), (m @ x).sum()])
+    data = np.arange(12.0).reshape(3, 4)
+    read_only = data.copy()
+    read_only.setflags(write=False)
+    cases = [(data[1, :3], data[:, 1:]),
+             (data[2, ::-1][:3], data.T[1:, :3].T), (data[0, :3], read_only[:, :3]),
+             (data[0, :3].view(Tagged), data[:3, :3].view(Tagged))]
+    for vector, matrix in cases:
+        plain_vector, plain_matrix = np.array(vector, dtype=float), np.array(matrix, dtype=float)
+        want = evaluate(list(compiled.graph.outputs), {
+            compiled.graph.inputs[0]: plain_vector, compiled.graph.inputs[1]: plain_matrix})
+        for got, expected in zip(compiled(vector, matrix), want):
+            assert type(got) is np.ndarray
+            np.testing.assert_allclose(got, expected, rtol=1e-12)
+    assert len(_compiled[compiled.graph.structure_digest, False].signatures) == 1
+
+
+def test_python_ints_for_int64_scalars_are_checked_for_range() -> None:
+    i = pt.scalar("i", dtype="int64")
+    x = pt.vector("x")
+    compiled = function([x, i], x[i] * 2.0)
+    assert compiled(np.arange(3.0), 2) == 4.0 and compiled(np.arange(3.0), np.int64(-1)) == 4.0
+    with pytest.raises(TypeError, match="i: expected dtype int64, got uint64"):
+        compiled(np.arange(3.0), 2**63)
+    with pytest.raises(TypeError, match="i: expected dtype int64"):
+        compiled(np.arange(3.0), 1.0)
+    assert len(_compiled[compiled.graph.structure_digest, False].signatures) == 1
+
+
+def test_zero_d_outputs_are_fresh_arrays_each_call() -> None:
+    s = pt.scalar("s")
+    compiled = function([s], [s, s * 2.0, s])
+    first = compiled(1.5)
+    assert [type(r) for r in first] == [np.ndarray] * 3 and all(r.shape == () for r in first)
+    first[0][()] = 9.0
+    assert first[2] == 1.5 and compiled(1.5)[0] == 1.5
+    assert compiled(first[1])[1] == 6.0  # a 0-d output passed back in
+    with pytest.raises(ValueError, match=r"s: expected shape \(\), got \(1,\)"):
+        compiled(np.array([1.5]))

@@ -15,6 +15,14 @@ class Array(Type):
     def copy(self, *, layout: str = ...) -> Array: ...
 
 class Integer(Type): ...
+class Number(Type): ...
+class Boolean(Type): ...
+
+class CPointer(Type):
+    def __init__(self, dtype: Type) -> None: ...
+
+class Tuple(BaseTuple):
+    def __init__(self, types: tuple[Type, ...]) -> None: ...
 
 class BaseTuple(Type):
     def __iter__(self) -> Iterator[Type]: ...
@@ -35,6 +43,9 @@ int64: Type
 float32: Float
 int32: Type
 voidptr: Type
+intp: Type
+intc: Type
+boolean: Type
 
 class ExternalFunction(Type):
     """A C function numba calls by symbol name (resolved by LLVM's linker)."""
