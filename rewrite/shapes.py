@@ -33,7 +33,7 @@ from ops.reduction import Max, Min, Prod, Reduction, Sum
 from ops.reshape import Reshape
 from ops.scalar import Second
 from ops.indexing import NewAxis
-from ops.shape_vector import MakeVector, Shape, ShapeI, shape_i
+from ops.shape_vector import MakeVector, Shape, ShapeI, shape_i, static_value
 from ops.subtensor import Subtensor
 from rewrite.index_items import FULL, Item, SliceItem, unpack
 from rewrite.lengths import length_source
@@ -163,7 +163,9 @@ def indexed_lengths(
     items: Sequence[Item], lengths: Sequence[Variable], result: TensorType
 ) -> list[int | Variable] | None:
     """The lengths of x[items] given x's `lengths`: static where `result` knows them, the
-    length of x where an axis is kept whole; None if another length is needed."""
+    length of x where an axis is kept whole; None if another length is needed, or if an
+    index is not known to be in bounds (x[items] would raise IndexError at run time:
+    `alloc(v, n)[-1]` after zero steps of a loop)."""
     consumed = sum(not isinstance(item, NewAxis) for item in items)
     every = list(items) + [FULL] * (len(lengths) - consumed)
     found: list[int | Variable] = []
@@ -177,6 +179,10 @@ def indexed_lengths(
             if static is None and item != FULL:
                 return None
             found.append(static if static is not None else lengths[axis])
+        else:
+            length = static_value(lengths[axis])
+            if not (isinstance(item, int) and length is not None and -length <= item < length):
+                return None
         axis += 1
     return found
 

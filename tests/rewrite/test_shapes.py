@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import ops as pt
-from fgraph import Graph, Variable
+from fgraph import Graph, Variable, evaluate
 from ops.reduction import Prod, Sum
 from ops.shape_vector import shape_i
 from ops.subtensor import Subtensor
@@ -225,6 +225,17 @@ def test_slice_of_unknown_length_of_filled_array_is_kept() -> None:
     n = pt.scalar("n", dtype="int64")
     graph = Graph([a, n], [pt.alloc(a, n)[1:]])
     assert check_rewrite(graph, FILLED, np.array(1.5), np.array(3)) is graph
+
+
+def test_index_of_filled_array_not_known_in_bounds_is_kept() -> None:
+    """Found by the loop fuzzer: `alloc(v, n)[-1]` (a repeated per-step output's last row
+    after zero steps) became `v`, a value where indexing raises IndexError."""
+    a = pt.scalar("a")
+    n = pt.scalar("n", dtype="int64")
+    graph = Graph([a, n], [pt.alloc(a, n)[-1], pt.alloc(a, n, 3)[1], pt.alloc(a, 3, n)[:, 0]])
+    assert check_rewrite(graph, FILLED, np.array(1.5), np.array(2)) is graph
+    with pytest.raises(IndexError):
+        evaluate([graph.outputs[0]], {a: np.array(1.5), n: np.array(0)})
 
 
 def test_slice_of_array_filled_with_a_row_is_kept() -> None:
