@@ -61,8 +61,8 @@ from tests.graph_strategies import scaled_examples
 from tests.loop_programs import Array, Built, Program, build, enabled, model, programs
 
 LOOP_FUZZ_COUNTS: Counter[str] = Counter()
-"""Programs checked (uncompiled and compiled), functions compiled, and firings of each
-loop rule over the examples of this run."""
+"""Programs and their loops checked (uncompiled and compiled), functions compiled, and
+firings of each loop rule over the examples of this run."""
 LOOP_FUZZ_SECONDS: defaultdict[str, float] = defaultdict(float)
 """CPU seconds (this process's, so other work on the machine does not count) spent on
 the uncompiled and the compiled examples, and on compiling."""
@@ -495,6 +495,7 @@ def test_loop_programs_agree_uncompiled(drawn: list[Program]) -> None:
     for group in groups_of(checked):
         check_group(group, stages)
     LOOP_FUZZ_COUNTS["programs checked uncompiled"] += len(drawn)
+    LOOP_FUZZ_COUNTS["loops checked uncompiled"] += sum(len(p.loops) for p in drawn)
     LOOP_FUZZ_SECONDS["uncompiled examples"] += time.process_time() - started
 
 
@@ -511,6 +512,7 @@ def test_loop_programs_agree_compiled(drawn: list[Program], parallel: bool) -> N
     for group in groups_of(checked):
         check_group(group, stages)
     LOOP_FUZZ_COUNTS["programs checked compiled"] += len(drawn)
+    LOOP_FUZZ_COUNTS["loops checked compiled"] += sum(len(p.loops) for p in drawn)
     LOOP_FUZZ_SECONDS["compiled examples"] += time.process_time() - started
 
 
