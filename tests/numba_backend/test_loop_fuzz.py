@@ -292,10 +292,13 @@ def _check_derivatives(checked: Checked, forward: list[Array]) -> None:
             program, forward, [_model_along(program, sign * 4 * step) for sign in (1.0, -1.0)],
             4 * step,
         )
-        if not np.isfinite([difference, coarse]).all() or abs(coarse - difference) > 1e-3 * scale:
+        converged = abs(coarse - difference) <= 1e-3 * (1.0 + abs(difference))
+        if not (np.isfinite([difference, coarse]).all() and converged):
             # Not converged at this step (a recurrence such as `y + (y @ y) / 2` reaches
             # 1e6 in 9 steps, where the cost's `sin` turns the step into noise), or
-            # overflowed to inf or nan: the differences say nothing.
+            # overflowed to inf or nan: the differences say nothing. Converged is
+            # measured against the difference itself, not the gradient: a gradient of
+            # 7e12 would take differences of noise as converged.
             return
         found = None if abs(difference - along) <= 1e-3 * scale else (
             f"the {transform.kind} along the directions is {along}, the difference {difference}"
