@@ -18,6 +18,7 @@ from fgraph.aliasing import Aliasing
 from fgraph.op import Array, inner_graphs_of
 from numba_backend.cache import load_module
 from numba_backend.codegen import GeneratedModule, generate
+from numba_backend.threads import checked_threads, limited_call
 
 _compiled_lock = threading.Lock()
 _compiled: dict[tuple[str, bool], numba.Dispatcher] = {}
@@ -35,7 +36,8 @@ class CompiledFunction(Generic[Result]):
     Arguments are converted to the input types (safe casts only) with errors naming the
     input; outputs are fresh arrays (never a caller's array, a constant, or another
     output). `graph` is the optimized graph that was compiled, `source` the generated code
-    (the modules of the kernels it calls, then its own).
+    (the modules of the kernels it calls, then its own). `threads`: the most threads a
+    call uses (None: as `function` describes).
     """
 
     inputs: tuple[Variable, ...]
@@ -43,6 +45,7 @@ class CompiledFunction(Generic[Result]):
     source: str
     single_output: bool
     parallel: bool
+    threads: int | None
     _dispatcher: numba.Dispatcher
     _constants: tuple[Array, ...]
     _may_alias: tuple[bool, ...]
@@ -57,7 +60,12 @@ class CompiledFunction(Generic[Result]):
             )
         arrays = tuple(map(_argument, self.inputs, arguments))
         try:
-            results: tuple[Array, ...] = self._dispatcher(*arrays, *self._constants)
+            if self.threads is None:
+                results: tuple[Array, ...] = self._dispatcher(*arrays, *self._constants)
+            else:
+                results = limited_call(
+                    self.threads, self.parallel, self._dispatcher, *arrays, *self._constants
+                )
         except (ValueError, IndexError) as error:
             raise _formatted(error) from None
         if any(self._may_alias):
@@ -68,7 +76,7 @@ class CompiledFunction(Generic[Result]):
         return cast(Result, result)
 
     def __reduce__(self) -> tuple[object, ...]:
-        return (_from_optimized, (self.graph, self.single_output, self.parallel))
+        return (_from_optimized, (self.graph, self.single_output, self.parallel, self.threads))
 
     def __repr__(self) -> str:
         return f"CompiledFunction({self.graph!r})"
@@ -76,7 +84,12 @@ class CompiledFunction(Generic[Result]):
 
 @overload
 def function(
-    inputs: Sequence[Variable], outputs: Variable, mode: str = ..., *, parallel: bool = ...
+    inputs: Sequence[Variable],
+    outputs: Variable,
+    mode: str = ...,
+    *,
+    parallel: bool = ...,
+    threads: int | None = ...,
 ) -> CompiledFunction[Array]: ...
 @overload
 def function(
@@ -85,6 +98,7 @@ def function(
     mode: str = ...,
     *,
     parallel: bool = ...,
+    threads: int | None = ...,
 ) -> CompiledFunction[list[Array]]: ...
 
 
@@ -94,6 +108,7 @@ def function(
     mode: str = "fast_run",
     *,
     parallel: bool = False,
+    threads: int | None = None,
 ) -> CompiledFunction[Any]:
     """Compile `outputs` as a function of `inputs` with the rewrite pipeline `mode`.
 
@@ -104,15 +119,26 @@ def function(
     elements on all of numba's threads (smaller ones stay serial, with no thread
     launch). It pays on large arrays with costly elements; it adds compile time (numba
     compiles each parallel loop as a function of its own).
+
+    Threads: by default a matrix product of fewer than 2^30 multiply-adds runs on one
+    BLAS thread (threads stall it on a machine with a busy core, and gain little on
+    smaller ones quiet); larger ones use OpenBLAS's thread count (`OPENBLAS_NUM_THREADS`,
+    `OMP_NUM_THREADS`, `threadpoolctl`), and parallel loops numba's (`NUMBA_NUM_THREADS`).
+    `threads=n` lets each call use at most `n` threads, for every product OpenBLAS would
+    split (and, with `parallel=True`, for its loops), within the counts those settings
+    allow: `threads=1` runs the whole call on one thread. See `numba_backend.threads`.
     """
     from rewrite import optimize
 
+    threads = checked_threads(threads)
     single = isinstance(outputs, Variable)
     graph = Graph(inputs, [outputs] if isinstance(outputs, Variable) else list(outputs))
-    return _from_optimized(optimize(graph, mode), single, parallel)
+    return _from_optimized(optimize(graph, mode), single, parallel, threads)
 
 
-def _from_optimized(graph: Graph, single_output: bool, parallel: bool) -> CompiledFunction[Any]:
+def _from_optimized(
+    graph: Graph, single_output: bool, parallel: bool, threads: int | None
+) -> CompiledFunction[Any]:
     _check_compilable_dtypes(graph)
     generated = generate(graph, parallel)  # cheap; its constants are this graph's own
     dispatcher = _compile(graph, generated, parallel)
@@ -122,6 +148,7 @@ def _from_optimized(graph: Graph, single_output: bool, parallel: bool) -> Compil
         generated.text,
         single_output,
         parallel,
+        threads,
         dispatcher,
         generated.constants,
         may_alias(graph),
