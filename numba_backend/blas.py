@@ -188,7 +188,9 @@ def matmul_into(typingctx: object, a: Any, b: Any, out: Any) -> Any:
         )
         with builder.if_then(builder.not_(empty)), builder.if_else(fits) as (blas, loop):
             with blas:
-                lowered = _one_thread_if_small(builder, kind, lengths)
+                lowered = _one_thread_if_small(
+                    builder, _multiply_adds(builder, lengths), _OPENBLAS_SERIAL_BELOW[kind]
+                )
                 with builder.if_else(column) as (matrix_vector, other):
                     with matrix_vector:
                         gemv(views[0], arrays[0], (arrays[1], column_step), (inner, rows), True)
@@ -262,13 +264,42 @@ def _increment(
 _OPENBLAS_SERIAL_BELOW = {"s": 2**18, "d": 2**18, "c": 2**12, "z": 2**12}
 """Multiply-adds below which OpenBLAS (built with its default thresholds) runs every
 product of the kind on one thread itself (real `gemm` up to 64^3, `gemv` below 460 800;
-complex `gemm` up to 32^3, `gemv` below 4096): there the rule does not read the count,
+complex `gemm` up to 32^3, `gemv` below 4096): there a product does not read the count,
 which in a loop of 3 x 3 products cost 4 % of the run time."""
 
 
-def _one_thread_if_small(builder: ir.IRBuilder, kind: str, lengths: tuple[ir.Value, ...]) -> ir.Value:
-    """Before a BLAS call of these lengths (their product is its multiply-adds): below
-    the threshold, lower OpenBLAS's thread count to one if it is above. Returns the slot
+@intrinsic
+def one_blas_thread(typingctx: object, work: Any) -> Any:
+    """Before a LAPACK call of about `work` (float64) multiply-adds: below
+    `THREADED_PRODUCT_MIN`, lower OpenBLAS's thread count to one if it is above. Returns
+    the count `restore_blas_threads` sets back after the call (0: none). Every size
+    counts: OpenBLAS's `trtrs` splits a solve of two right-hand sides over its threads."""
+    if work != types.float64:
+        return None
+
+    def codegen(context: Any, builder: ir.IRBuilder, signature: Any, args: Any) -> Any:
+        return builder.load(_one_thread_if_small(builder, args[0], 0))
+
+    return types.int32(work), codegen
+
+
+@intrinsic
+def restore_blas_threads(typingctx: object, count: Any) -> Any:
+    """After the LAPACK call: set back the count `one_blas_thread` lowered, if it did."""
+    if count != types.int32:
+        return None
+
+    def codegen(context: Any, builder: ir.IRBuilder, signature: Any, args: Any) -> Any:
+        slot = cgutils.alloca_once_value(builder, args[0])
+        _restore_threads(builder, slot)
+        return context.get_dummy_value()
+
+    return types.void(count), codegen
+
+
+def _one_thread_if_small(builder: ir.IRBuilder, work: ir.Value, floor: int) -> ir.Value:
+    """Before a BLAS call of `work` multiply-adds (a double): from `floor` up to the
+    threshold, lower OpenBLAS's thread count to one if it is above. Returns the slot
     holding the count `_restore_threads` sets back after the call (0: none)."""
     slot = cgutils.alloca_once_value(builder, ir.Constant(_INT, 0))
     if openblas_threads is None:
@@ -277,11 +308,8 @@ def _one_thread_if_small(builder: ir.IRBuilder, kind: str, lengths: tuple[ir.Val
     threshold = module.globals.get("fgraph_blas_threaded_min")
     if threshold is None:
         threshold = ir.GlobalVariable(module, ir.IntType(64), "fgraph_blas_threaded_min")
-    work: ir.Value = ir.Constant(real, 1.0)
-    for length in lengths:  # in floating point: the product of three lengths may overflow
-        work = builder.fmul(work, builder.sitofp(length, real))
     small = builder.and_(
-        builder.fcmp_ordered(">=", work, ir.Constant(real, _OPENBLAS_SERIAL_BELOW[kind])),
+        builder.fcmp_ordered(">=", work, ir.Constant(real, float(floor))),
         builder.fcmp_ordered("<", work, builder.sitofp(builder.load(threshold), real)),
     )
     with builder.if_then(small):
@@ -291,6 +319,15 @@ def _one_thread_if_small(builder: ir.IRBuilder, kind: str, lengths: tuple[ir.Val
             _set_threads(builder, ir.Constant(_INT, 1))
             builder.store(count, slot)
     return slot
+
+
+def _multiply_adds(builder: ir.IRBuilder, lengths: tuple[ir.Value, ...]) -> ir.Value:
+    """The product of the lengths, in floating point (three lengths may overflow)."""
+    real = ir.DoubleType()
+    work: ir.Value = ir.Constant(real, 1.0)
+    for length in lengths:
+        work = builder.fmul(work, builder.sitofp(length, real))
+    return work
 
 
 def _restore_threads(builder: ir.IRBuilder, slot: ir.Value) -> None:

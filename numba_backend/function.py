@@ -120,13 +120,14 @@ def function(
     launch). It pays on large arrays with costly elements; it adds compile time (numba
     compiles each parallel loop as a function of its own).
 
-    Threads: by default a matrix product of fewer than 2^30 multiply-adds runs on one
-    BLAS thread (threads stall it on a machine with a busy core, and gain little on
-    smaller ones quiet); larger ones use OpenBLAS's thread count (`OPENBLAS_NUM_THREADS`,
-    `OMP_NUM_THREADS`, `threadpoolctl`), and parallel loops numba's (`NUMBA_NUM_THREADS`).
-    `threads=n` lets each call use at most `n` threads, for every product OpenBLAS would
-    split (and, with `parallel=True`, for its loops), within the counts those settings
-    allow: `threads=1` runs the whole call on one thread. See `numba_backend.threads`.
+    Threads: by default a matrix product or LAPACK call of fewer than 2^30 multiply-adds
+    runs on one BLAS thread (on a machine with a busy core a second thread stalls it,
+    and quiet it gains little at such sizes); larger ones use OpenBLAS's thread count
+    (`OPENBLAS_NUM_THREADS`, `OMP_NUM_THREADS`, `threadpoolctl`), and parallel loops
+    numba's (`NUMBA_NUM_THREADS`). `threads=n` lets each call use at most `n` threads,
+    for every call OpenBLAS would split (and, with `parallel=True`, for its loops),
+    within the counts those settings allow: `threads=1` runs the whole call on one
+    thread. See `numba_backend.threads`.
     """
     from rewrite import optimize
 

@@ -1,10 +1,10 @@
 """`function(..., threads=n)`: at most `n` threads for one compiled function's calls.
 
-By default a function's matrix products follow `numba_backend.blas`'s size rule (one
-thread below `blas.THREADED_PRODUCT_MIN` multiply-adds, which keeps a busy machine from
-stalling them; OpenBLAS's thread count above it) and its parallel loops run on numba's
-threads (`NUMBA_NUM_THREADS`, `numba.set_num_threads`). Given `threads`, each call runs
-in `limited_call`, which for its duration:
+By default a function's matrix products and LAPACK calls follow `numba_backend.blas`'s
+size rule (one thread below `blas.THREADED_PRODUCT_MIN` multiply-adds, which keeps a
+busy machine from stalling them; OpenBLAS's thread count above it) and its parallel
+loops run on numba's threads (`NUMBA_NUM_THREADS`, `numba.set_num_threads`). Given
+`threads`, each call runs in `limited_call`, which for its duration:
 
 - lowers OpenBLAS's thread count to `threads` if it is above (a lower count, from
   `OPENBLAS_NUM_THREADS`, `OMP_NUM_THREADS` or `threadpoolctl`, is kept), and lifts the

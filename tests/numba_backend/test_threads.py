@@ -1,6 +1,6 @@
-"""BLAS and numba threads of compiled calls: products below `blas.THREADED_PRODUCT_MIN`
-multiply-adds lower OpenBLAS's count to one around the BLAS call (recorded in a process
-of its own, `thread_worker`), `function(..., threads=n)` holds the counts at most `n`
+"""BLAS and numba threads of compiled calls: products and LAPACK calls below
+`blas.THREADED_PRODUCT_MIN` multiply-adds lower OpenBLAS's count to one around the call
+(recorded in a process of its own, `thread_worker`), `function(..., threads=n)` holds the counts at most `n`
 for the whole call and keeps a lower count the user set, `threads` is checked, and the
 values are the reference evaluator's whatever the setting."""
 
@@ -67,7 +67,7 @@ def _seen_inside(compiled: CompiledFunction[Any]) -> tuple[CompiledFunction[Any]
         seen.append((blas_threads(), numba.get_num_threads(), blas.threaded_min.value))
         return dispatcher(*arguments)
 
-    return attrs.evolve(compiled, dispatcher=cast(numba.Dispatcher, recording)), seen
+    return attrs.evolve(compiled, dispatcher=cast("numba.Dispatcher", recording)), seen
 
 
 @pytest.mark.parametrize("threads", [None, 1, 2, 3])
@@ -146,7 +146,7 @@ def test_a_pickled_function_keeps_its_threads() -> None:
 
 @needs_openblas
 @pytest.mark.slow
-def test_products_below_the_threshold_run_on_one_thread(tmp_path: Path) -> None:
+def test_products_and_lapack_calls_below_the_threshold_run_on_one_thread(tmp_path: Path) -> None:
     completed = subprocess.run(
         [sys.executable, "-m", "tests.numba_backend.thread_worker"], cwd=REPO_ROOT,
         env=worker_environment(tmp_path / "cache"), capture_output=True, text=True, timeout=600,
@@ -159,6 +159,8 @@ def test_products_below_the_threshold_run_on_one_thread(tmp_path: Path) -> None:
     assert sets["small"] == [1, 2] and sets["vector"] == [1, 2]  # lowered, then restored
     assert sets["large"] == []  # 2^30 multiply-adds: OpenBLAS's count
     assert sets["loop"] == [1, 2] * 3  # per step of the loop
+    assert sets["cholesky"] == [1, 2] and sets["solve_triangular"] == [1, 2]  # LAPACK
+    assert sets["large cholesky"] == []
     assert sets["threads=2"] == [] and sets["threads=1"] == []
     assert sets["count one"] == [] and report["count one"]["after"] == 1
     assert all(report[name]["after"] == 2 for name in ("small", "loop", "threads=1"))

@@ -1,5 +1,5 @@
-"""A separate process for the BLAS thread tests: record what compiled matrix products set
-OpenBLAS's thread count to, per product size and per `threads` setting.
+"""A separate process for the BLAS thread tests: record what compiled matrix products and
+LAPACK calls set OpenBLAS's thread count to, per size and per `threads` setting.
 
     python -m tests.numba_backend.thread_worker
 
@@ -57,12 +57,19 @@ def main() -> None:
     hs = pt.scan(lambda x, h, w: pt.tanh(w @ h + x), sequences=[xs], outputs_info=[h0],
                  non_sequences=[w])
     loop = [rng.normal(size=(3, 600)), rng.normal(size=(600, 600)) / 30, rng.normal(size=600)]
+    spd = small[0] @ small[0].T + 100 * np.eye(100)  # LAPACK: every size counts
+    triangular = [np.tril(tiny[0]) + 10 * np.eye(10), tiny[1]]
+    root = rng.normal(size=(1024, 1024))
+    large_spd = root @ root.T + 1024 * np.eye(1024)  # 2^30: OpenBLAS's count
     report = {
         "tiny": case([a, b], a @ b, tiny),
         "small": case([a, b], a @ b, small),
         "vector": case([a, v], a @ v, [rng.normal(size=(1000, 500)), rng.normal(size=500)]),
         "large": case([a, b], a @ b, large),
         "loop": case([xs, w, h0], hs, loop),
+        "cholesky": case([a], pt.linalg.cholesky(a), [spd]),
+        "solve_triangular": case([a, b], pt.linalg.solve_triangular(a, b, lower=True), triangular),
+        "large cholesky": case([a], pt.linalg.cholesky(a), [large_spd]),
         "threads=2": case([a, b], a @ b, small, threads=2),
         "threads=1": case([a, b], a @ b, small, threads=1),
     }
