@@ -10,6 +10,7 @@ import json
 import pickle
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
@@ -126,6 +127,29 @@ def test_a_call_without_threads_changes_nothing() -> None:
     compiled, seen = _seen_inside(function(*_logistic()))
     compiled(*_logistic_values())
     assert seen == [(blas_threads(), numba.get_num_threads(), blas.THREADED_PRODUCT_MIN)]
+
+
+@needs_openblas
+def test_overlapping_calls_from_several_threads_restore_the_settings(two_blas_threads: None) -> None:
+    inputs, outputs = _logistic()
+    values = _logistic_values()
+    functions = [function(inputs, outputs, threads=threads) for threads in (None, 1, 2, 3)]
+    expected = functions[0](*values)
+    wrong: list[int] = []
+
+    def calls(compiled: CompiledFunction[Any]) -> None:
+        for _ in range(30):
+            got = compiled(*values)
+            if not all(np.allclose(g, e, rtol=1e-12) for g, e in zip(got, expected)):
+                wrong.append(1)
+
+    workers = [threading.Thread(target=calls, args=(f,)) for f in functions * 2]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert not wrong
+    assert blas_threads() == 2 and blas.threaded_min.value == blas.THREADED_PRODUCT_MIN
 
 
 def test_a_parallel_call_with_threads_one_runs_numba_on_one_thread() -> None:
