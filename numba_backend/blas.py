@@ -188,9 +188,9 @@ def matmul_into(typingctx: object, a: Any, b: Any, out: Any) -> Any:
         )
         with builder.if_then(builder.not_(empty)), builder.if_else(fits) as (blas, loop):
             with blas:
-                lowered = _one_thread_if_small(
-                    builder, _multiply_adds(builder, lengths), _OPENBLAS_SERIAL_BELOW[kind]
-                )
+                work = _multiply_adds(builder, lengths)
+                floor = ir.Constant(ir.DoubleType(), _OPENBLAS_SERIAL_BELOW[kind])
+                lowered = _one_thread_if_small(builder, work, builder.fcmp_ordered("<", work, floor))
                 with builder.if_else(column) as (matrix_vector, other):
                     with matrix_vector:
                         gemv(views[0], arrays[0], (arrays[1], column_step), (inner, rows), True)
@@ -261,7 +261,7 @@ def _increment(
     return builder.and_(usable, _fits_int(builder, step)), step
 
 
-_OPENBLAS_SERIAL_BELOW = {"s": 2**18, "d": 2**18, "c": 2**12, "z": 2**12}
+_OPENBLAS_SERIAL_BELOW = {"s": 2.0**18, "d": 2.0**18, "c": 2.0**12, "z": 2.0**12}
 """Multiply-adds below which OpenBLAS (built with its default thresholds) runs every
 product of the kind on one thread itself (real `gemm` up to 64^3, `gemv` below 460 800;
 complex `gemm` up to 32^3, `gemv` below 4096): there a product does not read the count,
@@ -269,18 +269,18 @@ which in a loop of 3 x 3 products cost 4 % of the run time."""
 
 
 @intrinsic
-def one_blas_thread(typingctx: object, work: Any) -> Any:
+def one_blas_thread(typingctx: object, work: Any, serial: Any) -> Any:
     """Before a LAPACK call of about `work` (float64) multiply-adds: below
-    `THREADED_PRODUCT_MIN`, lower OpenBLAS's thread count to one if it is above. Returns
-    the count `restore_blas_threads` sets back after the call (0: none). Every size
-    counts: OpenBLAS's `trtrs` splits a solve of two right-hand sides over its threads."""
-    if work != types.float64:
+    `THREADED_PRODUCT_MIN`, lower OpenBLAS's thread count to one if it is above, unless
+    `serial` says OpenBLAS runs this call on one thread itself (then the count is not
+    read). Returns the count `restore_blas_threads` sets back after the call (0: none)."""
+    if work != types.float64 or serial != types.boolean:
         return None
 
     def codegen(context: Any, builder: ir.IRBuilder, signature: Any, args: Any) -> Any:
-        return builder.load(_one_thread_if_small(builder, args[0], 0))
+        return builder.load(_one_thread_if_small(builder, args[0], args[1]))
 
-    return types.int32(work), codegen
+    return types.int32(work, serial), codegen
 
 
 @intrinsic
@@ -297,10 +297,11 @@ def restore_blas_threads(typingctx: object, count: Any) -> Any:
     return types.void(count), codegen
 
 
-def _one_thread_if_small(builder: ir.IRBuilder, work: ir.Value, floor: int) -> ir.Value:
-    """Before a BLAS call of `work` multiply-adds (a double): from `floor` up to the
-    threshold, lower OpenBLAS's thread count to one if it is above. Returns the slot
-    holding the count `_restore_threads` sets back after the call (0: none)."""
+def _one_thread_if_small(builder: ir.IRBuilder, work: ir.Value, serial: ir.Value) -> ir.Value:
+    """Before a BLAS call of `work` multiply-adds (a double): below the threshold, and
+    unless `serial` (OpenBLAS keeps this call on one thread itself), lower OpenBLAS's
+    thread count to one if it is above. Returns the slot holding the count
+    `_restore_threads` sets back after the call (0: none)."""
     slot = cgutils.alloca_once_value(builder, ir.Constant(_INT, 0))
     if openblas_threads is None:
         return slot
@@ -308,11 +309,8 @@ def _one_thread_if_small(builder: ir.IRBuilder, work: ir.Value, floor: int) -> i
     threshold = module.globals.get("fgraph_blas_threaded_min")
     if threshold is None:
         threshold = ir.GlobalVariable(module, ir.IntType(64), "fgraph_blas_threaded_min")
-    small = builder.and_(
-        builder.fcmp_ordered(">=", work, ir.Constant(real, float(floor))),
-        builder.fcmp_ordered("<", work, builder.sitofp(builder.load(threshold), real)),
-    )
-    with builder.if_then(small):
+    below = builder.fcmp_ordered("<", work, builder.sitofp(builder.load(threshold), real))
+    with builder.if_then(builder.and_(builder.not_(serial), below)):
         get = cgutils.get_or_insert_function(module, ir.FunctionType(_INT, []), "fgraph_blas_get_threads")
         count = builder.call(get, [])
         with builder.if_then(builder.icmp_signed(">", count, ir.Constant(_INT, 1))):

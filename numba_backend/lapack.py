@@ -29,7 +29,12 @@ multiply-adds (its order: n^3 for a factorization, n^2 k for a solve of k right-
 sides), as matrix products do (`numba_backend.blas`): OpenBLAS splits `potrf` from
 n = 64 and a triangular solve of two right-hand sides whatever its size, and on a
 machine with a busy core each such call stalls (the 200-d Gaussian's log-density and
-gradient took 280 ms instead of 1.2 ms).
+gradient took 280 ms instead of 0.8 ms). Where OpenBLAS 0.3 keeps a call on one thread
+itself, the count is not read (the check cost the 2-d Kalman filter 5 %): potrf below
+n = 64, getrf below n^2 = 10 000 and gesv below n k = 10 000 (their interfaces' tests),
+getri below n = 32 (unblocked, and under trtri's cut), potrs below n k = 512 (trsm's
+cut), trtrs with one right-hand side (trsv); syevd, gesdd, geqrf and orgqr always
+check (the reference routines' BLAS calls split at small sizes).
 """
 
 from __future__ import annotations
@@ -208,7 +213,7 @@ def cholesky_into(a: Array, out: Array, lower: bool) -> int:
     chars = np.array([_U if lower else _L], dtype=np.uint8)
     ints = np.array([n, n, 0], dtype=np.int32)
     arguments = (at(chars, 0), at(ints, 0), at(out, 0), at(ints, 1), at(ints, 2))
-    lowered = one_blas_thread(float(n) ** 3)
+    lowered = one_blas_thread(float(n) ** 3, n < 64)
     if out.itemsize == 8:
         dpotrf(*arguments)
     else:
@@ -238,7 +243,7 @@ def solve_triangular_into(a: Array, b: Array, out: Array, lower: bool, trans: bo
     right = _right_side(b, out)
     arguments = (at(chars, 0), at(chars, 1), at(chars, 2), at(ints, 0), at(ints, 1),
                  at(matrix, 0), at(ints, 2), at(right, 0), at(ints, 3), at(ints, 4))
-    lowered = one_blas_thread(float(n) * n * k)
+    lowered = one_blas_thread(float(n) * n * k, k == 1)
     if out.itemsize == 8:
         dtrtrs(*arguments)
     else:
@@ -265,7 +270,7 @@ def solve_into(a: Array, b: Array, out: Array) -> int:
     right = _right_side(b, out)
     arguments = (at(ints, 0), at(ints, 1), at(matrix, 0), at(ints, 2), at(pivots, 0),
                  at(right, 0), at(ints, 3), at(ints, 4))
-    lowered = one_blas_thread(float(n) * n * (n + k))
+    lowered = one_blas_thread(float(n) * n * (n + k), n * k < 10000)
     if out.itemsize == 8:
         dgesv(*arguments)
     else:
@@ -292,7 +297,7 @@ def cho_solve_into(c: Array, b: Array, out: Array, lower: bool) -> int:
     right = _right_side(b, out)
     arguments = (at(chars, 0), at(ints, 0), at(ints, 1), at(factor, 0), at(ints, 2),
                  at(right, 0), at(ints, 3), at(ints, 4))
-    lowered = one_blas_thread(float(n) * n * k)
+    lowered = one_blas_thread(float(n) * n * k, n * k < 512)
     if out.itemsize == 8:
         dpotrs(*arguments)
     else:
@@ -309,7 +314,7 @@ def _getrf(work: Array, pivots: Array) -> int:
     n = work.shape[0]
     ints = np.array([n, n, n, 0], dtype=np.int32)
     arguments = (at(ints, 0), at(ints, 1), at(work, 0), at(ints, 2), at(pivots, 0), at(ints, 3))
-    lowered = one_blas_thread(float(n) ** 3)
+    lowered = one_blas_thread(float(n) ** 3, n * n < 10000)
     if work.itemsize == 8:
         dgetrf(*arguments)
     else:
@@ -343,7 +348,7 @@ def inv_into(a: Array, out: Array) -> int:
             work = np.empty(length, dtype=out.dtype)
         arguments = (at(ints, 0), at(out, 0), at(ints, 1), at(pivots, 0), at(work, 0),
                      at(ints, 2), at(ints, 3))
-        lowered = one_blas_thread(float(n) ** 3)
+        lowered = one_blas_thread(float(n) ** 3, n < 32)
         if out.itemsize == 8:
             dgetri(*arguments)
         else:
@@ -411,7 +416,7 @@ def eigh_into(a: Array, w_out: Array, v_out: Array, lower: bool) -> int:
         arguments = (at(chars, 0), at(chars, 1), at(ints, 0), at(v_out, 0), at(ints, 1),
                      at(w_out, 0), at(work, 0), at(ints, 2), at(iwork, 0), at(ints, 3),
                      at(ints, 4))
-        lowered = one_blas_thread(float(n) ** 3)
+        lowered = one_blas_thread(float(n) ** 3, False)
         if v_out.itemsize == 8:
             dsyevd(*arguments)
         else:
@@ -448,7 +453,7 @@ def _gesdd(a: Array, jobz: int, s_out: Array, u_out: Array, vh_out: Array) -> in
         arguments = (at(chars, 0), at(ints, 0), at(ints, 1), at(work, 0), at(ints, 2),
                      at(s_out, 0), at(vh_out, 0), at(ints, 3), at(u_out, 0), at(ints, 4),
                      at(query, 0), at(ints, 5), at(iwork, 0), at(ints, 6))
-        lowered = one_blas_thread(float(m) * n * k)
+        lowered = one_blas_thread(float(m) * n * k, False)
         if work.itemsize == 8:
             dgesdd(*arguments)
         else:
@@ -523,7 +528,7 @@ def qr_into(a: Array, q_out: Array, r_out: Array, complete: bool) -> int:
                 query = np.empty(length, dtype=a.dtype)
             factor = (at(ints, 0), at(ints, 1), at(work, 0), at(ints, 2), at(tau, 0),
                       at(query, 0), at(ints, 3), at(ints, 4))
-            lowered = one_blas_thread(float(m) * n * k)
+            lowered = one_blas_thread(float(m) * n * k, False)
             if work.itemsize == 8:
                 dgeqrf(*factor)
             else:
@@ -546,7 +551,7 @@ def qr_into(a: Array, q_out: Array, r_out: Array, complete: bool) -> int:
             query = np.empty(length, dtype=a.dtype)
         arguments = (at(ints, 0), at(ints, 5), at(ints, 6), at(work, 0), at(ints, 2),
                      at(tau, 0), at(query, 0), at(ints, 3), at(ints, 4))
-        lowered = one_blas_thread(float(m) * q_columns * k)
+        lowered = one_blas_thread(float(m) * q_columns * k, False)
         if work.itemsize == 8:
             dorgqr(*arguments)
         else:

@@ -185,6 +185,7 @@ def test_products_and_lapack_calls_below_the_threshold_run_on_one_thread(tmp_pat
     assert sets["loop"] == [1, 2] * 3  # per step of the loop
     assert sets["cholesky"] == [1, 2] and sets["solve_triangular"] == [1, 2]  # LAPACK
     assert sets["large cholesky"] == []
+    assert sets["small cholesky"] == [] and sets["triangular vector"] == []  # OpenBLAS: one
     assert sets["threads=2"] == [] and sets["threads=1"] == []
     assert sets["count one"] == [] and report["count one"]["after"] == 1
     assert all(report[name]["after"] == 2 for name in ("small", "loop", "threads=1"))

@@ -57,8 +57,8 @@ def main() -> None:
     hs = pt.scan(lambda x, h, w: pt.tanh(w @ h + x), sequences=[xs], outputs_info=[h0],
                  non_sequences=[w])
     loop = [rng.normal(size=(3, 600)), rng.normal(size=(600, 600)) / 30, rng.normal(size=600)]
-    spd = small[0] @ small[0].T + 100 * np.eye(100)  # LAPACK: every size counts
-    triangular = [np.tril(tiny[0]) + 10 * np.eye(10), tiny[1]]
+    spd = small[0] @ small[0].T + 100 * np.eye(100)
+    triangular = [np.tril(tiny[0]) + 10 * np.eye(10), tiny[1]]  # two right-hand sides or more
     root = rng.normal(size=(1024, 1024))
     large_spd = root @ root.T + 1024 * np.eye(1024)  # 2^30: OpenBLAS's count
     report = {
@@ -70,6 +70,9 @@ def main() -> None:
         "cholesky": case([a], pt.linalg.cholesky(a), [spd]),
         "solve_triangular": case([a, b], pt.linalg.solve_triangular(a, b, lower=True), triangular),
         "large cholesky": case([a], pt.linalg.cholesky(a), [large_spd]),
+        "small cholesky": case([a], pt.linalg.cholesky(a), [triangular[0] @ triangular[0].T]),
+        "triangular vector": case([a, v], pt.linalg.solve_triangular(a, v, lower=True),
+                                  [triangular[0], tiny[1][0]]),
         "threads=2": case([a, b], a @ b, small, threads=2),
         "threads=1": case([a, b], a @ b, small, threads=1),
     }

@@ -34,6 +34,7 @@ float64: Float
 int64: Type
 float32: Float
 int32: Type
+boolean: Type
 voidptr: Type
 
 class ExternalFunction(Type):
