@@ -9,7 +9,10 @@ products go to BLAS in both). Each peer runs once to compile and warm up, then
 `--repeats` timed runs; the script prints the median, its ratio to fgraph's median (above
 1: slower than fgraph), the first-call time and a check of both values against NumPy.
 
-    python benchmarks/bench_logistic.py [--rows 20000] [--columns 100] [--repeats 7]
+    python benchmarks/bench_logistic.py [--rows 20000] [--columns 100] [--repeats 7] [--busy]
+
+`--busy` times fgraph, the hand-written numba function and JAX quiet and then with
+another process spinning on one core, and prints both medians per peer.
 
 A peer that is not installed, or that fails to build (for instance an op without a numba
 kernel yet), is reported with the reason and skipped.
@@ -27,7 +30,9 @@ import numpy as np
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
-from benchmarks.peers import Peer, Run, measure, report  # noqa: E402
+from benchmarks.peers import (  # noqa: E402
+    BUSY_PEERS, Peer, Run, agree, measure, measure_quiet_and_busy, report, report_quiet_and_busy,
+)
 
 Array = np.ndarray[Any, np.dtype[np.float64]]
 Problem = tuple[Array, Array, Array]
@@ -119,6 +124,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=20000)
     parser.add_argument("--columns", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--busy", action="store_true", help="also time with one core busy")
     options = parser.parse_args()
     rng = np.random.default_rng(0)
     X = rng.normal(size=(options.rows, options.columns))
@@ -134,8 +140,14 @@ def main() -> None:
     ]
     print(f"logistic loss and gradient, X {options.rows}x{options.columns}, "
           f"median of {options.repeats} runs")
+    reference = numpy_peer(problem)()
+    if options.busy:
+        pairs = [measure_quiet_and_busy(peer, options.repeats)
+                 for peer in peers if peer.name in BUSY_PEERS]
+        report_quiet_and_busy(pairs, lambda value: agree(value, reference, rtol=1e-8))
+        return
     results = [measure(peer, options.repeats) for peer in peers]
-    report(results, numpy_peer(problem)(), rtol=1e-8)
+    report(results, reference, rtol=1e-8)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,10 @@ JAX (`lax.scan` under `jit` with `grad`), PyTensor 3.0.7 in numba mode (`scan`).
 start empty (fgraph's, numba's and PyTensor's compile directories are temporary) unless
 `--warm`, so first-call times are cold compiles.
 
-    python benchmarks/bench_loops.py [--repeats 21] [--warm] [--only W1,W2,W4]
+    python benchmarks/bench_loops.py [--repeats 21] [--warm] [--only W1,W2,W4] [--busy]
+
+`--busy` times fgraph, hand-written numba and JAX quiet and then with another process
+spinning on one core, and prints both medians per peer.
 """
 
 from __future__ import annotations
@@ -259,11 +262,29 @@ def _flatten(value: Any) -> list[float]:
     return [float(x) for x in np.ravel(np.asarray(value))]
 
 
+def _quiet_and_busy(name: str, repeats: int) -> None:
+    from benchmarks.peers import BUSY_PEERS, Peer, measure_quiet_and_busy, report_quiet_and_busy
+
+    def run_only(build: Callable[[], tuple[Callable[[], Any], str]]) -> Callable[[], Callable[[], Any]]:
+        return lambda: build()[0]
+
+    pairs = [measure_quiet_and_busy(Peer(peer, run_only(build)), repeats)
+             for peer, build in WORKLOADS[name].items() if peer in BUSY_PEERS]
+    reference = next((quiet.value for quiet, _ in pairs if quiet.name == "fgraph"), None)
+
+    def agrees(value: Any) -> bool:
+        got, want = _flatten(value), _flatten(reference)
+        return len(got) == len(want) and bool(np.allclose(got, want, rtol=1e-6, atol=1e-9))
+
+    report_quiet_and_busy(pairs, agrees)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=21)
     parser.add_argument("--warm", action="store_true", help="keep the compile caches")
     parser.add_argument("--only", default="W1,W2,W4")
+    parser.add_argument("--busy", action="store_true", help="also time with one core busy")
     options = parser.parse_args()
     if not options.warm:
         folder = tempfile.mkdtemp(prefix="bench_loops_")
@@ -275,6 +296,9 @@ def main() -> None:
     for name in options.only.split(","):
         repeats = options.repeats * (50 if name == "W1" else 1)
         print(f"\n{name}: median of {repeats} runs")
+        if options.busy:
+            _quiet_and_busy(name, repeats)
+            continue
         print(f"{'peer':<22}{'median':>12}{'vs fgraph':>11}{'first call s':>14}  "
               f"{'check':<7}graph after optimization")
         counts: dict[str, str] = {}

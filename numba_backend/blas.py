@@ -11,12 +11,32 @@ symbol name so that numba's on-disk cache stays valid across processes.
 `scipy/linalg/__init__.py`: the routines need nothing from the package, and skipping it
 saves 0.2 s in every process that loads a compiled graph. Cython hands later ordinary
 imports the same module object.
+
+Threads: OpenBLAS splits a product over its threads once it is large enough for
+OpenBLAS (about 64^3 multiply-adds for `gemm`, a 460 800-element matrix for `gemv`).
+Where another process keeps a core busy (a laptop, a CI runner, two Dask workers per
+machine) the second thread waits for the scheduler and the product stalls by whole
+ticks (4 ms here): on 2 cores with one busy, one thread against two, a 256^3 `gemm`
+took 0.53 against 24 ms, an 800^3 one 32 against 60 ms, a 20 000 x 100 `gemv` 0.26
+against 12 ms. Quiet, two threads gain at most 2x on such sizes. So a product of fewer
+than `THREADED_PRODUCT_MIN` multiply-adds runs on one thread: the compiled code reads
+OpenBLAS's thread count and, if it is above one, sets it to one for the call and back
+after it. It only ever lowers the count to one and restores a count above one that it
+read, so products running at once in several threads never leave a temporary one
+behind (a thread that reads another's temporary one changes nothing). Larger products
+use the count the process has: `OPENBLAS_NUM_THREADS` or `OMP_NUM_THREADS` at start-up,
+or what `threadpoolctl` (which calls the same `openblas_set_num_threads`) or a call of a
+function given `threads` (`numba_backend.threads`) set since. The count's get and set
+are found in the library `cython_blas` links to, under any of the spellings
+`threadpoolctl` looks for; without them (SciPy built on another BLAS) products run as
+that BLAS decides.
 """
 
 from __future__ import annotations
 
 import ctypes
 import functools
+import itertools
 import operator
 import importlib.machinery
 import importlib.util
@@ -78,6 +98,40 @@ def _register_symbols() -> None:
 
 _register_symbols()
 
+THREADED_PRODUCT_MIN = 2**30
+"""Products of fewer multiply-adds (rows x columns x inner length) run on one BLAS
+thread, unless a call of a function given `threads` lifts the rule: about 30 ms on
+one core here, where a stall under load costs less than a second thread saves quiet."""
+
+threaded_min = ctypes.c_int64(THREADED_PRODUCT_MIN)
+"""The threshold as compiled code reads it (symbol `fgraph_blas_threaded_min`):
+`THREADED_PRODUCT_MIN`, or 0 while `numba_backend.threads` lifts the rule."""
+binding.add_symbol("fgraph_blas_threaded_min", ctypes.addressof(threaded_min))
+
+
+def _openblas_threads() -> tuple[Callable[[], int], Callable[[int], None]] | None:
+    """OpenBLAS's get and set of its thread count, in the library behind `cython_blas`
+    (a library handle's symbol lookup searches the libraries it links to as well),
+    registered for compiled code as `fgraph_blas_get_threads` and `..._set_threads`."""
+    try:
+        library = ctypes.CDLL(cython_module("cython_blas").__file__)
+    except (OSError, TypeError):
+        return None
+    for prefix, suffix in itertools.product(("scipy_", ""), ("", "64_", "_64")):
+        get_name, set_name = (f"{prefix}openblas_{verb}_num_threads{suffix}" for verb in ("get", "set"))
+        if hasattr(library, get_name) and hasattr(library, set_name):
+            get, set_ = library[get_name], library[set_name]
+            get.restype, get.argtypes = ctypes.c_int, []
+            set_.restype, set_.argtypes = None, [ctypes.c_int]
+            for symbol, function in (("fgraph_blas_get_threads", get), ("fgraph_blas_set_threads", set_)):
+                binding.add_symbol(symbol, ctypes.cast(function, ctypes.c_void_p).value or 0)
+            return get, set_
+    return None
+
+
+openblas_threads = _openblas_threads()
+"""OpenBLAS's thread count (get, set) in this process, or None without OpenBLAS."""
+
 _VOID_P = ir.IntType(8).as_pointer()
 _INT = ir.IntType(32)
 _INT_MAX = 2**31 - 1
@@ -133,14 +187,19 @@ def matmul_into(typingctx: object, a: Any, b: Any, out: Any) -> Any:
             builder.icmp_signed("==", rows, zero), builder.icmp_signed("==", columns, zero)
         )
         with builder.if_then(builder.not_(empty)), builder.if_else(fits) as (blas, loop):
-            with blas, builder.if_else(column) as (matrix_vector, other):
-                with matrix_vector:
-                    gemv(views[0], arrays[0], (arrays[1], column_step), (inner, rows), True)
-                with other, builder.if_else(row) as (vector_matrix, general):
-                    with vector_matrix:
-                        gemv(views[1], arrays[1], (arrays[0], row_step), (inner, columns), False)
-                    with general:
-                        _call_gemm(context, builder, kind, a.dtype, views, arrays, lengths)
+            with blas:
+                work = _multiply_adds(builder, lengths)
+                floor = ir.Constant(ir.DoubleType(), _OPENBLAS_SERIAL_BELOW[kind])
+                lowered = _one_thread_if_small(builder, work, builder.fcmp_ordered("<", work, floor))
+                with builder.if_else(column) as (matrix_vector, other):
+                    with matrix_vector:
+                        gemv(views[0], arrays[0], (arrays[1], column_step), (inner, rows), True)
+                    with other, builder.if_else(row) as (vector_matrix, general):
+                        with vector_matrix:
+                            gemv(views[1], arrays[1], (arrays[0], row_step), (inner, columns), False)
+                        with general:
+                            _call_gemm(context, builder, kind, a.dtype, views, arrays, lengths)
+                _restore_threads(builder, lowered)
             with loop:
                 _loop_product(context, builder, operands, arrays, lengths)
         return context.get_dummy_value()
@@ -200,6 +259,87 @@ def _increment(
     step = builder.select(short, one, builder.sdiv(stride, item))
     usable = builder.or_(short, builder.and_(whole, positive))
     return builder.and_(usable, _fits_int(builder, step)), step
+
+
+_OPENBLAS_SERIAL_BELOW = {"s": 2.0**18, "d": 2.0**18, "c": 2.0**12, "z": 2.0**12}
+"""Multiply-adds below which OpenBLAS (built with its default thresholds) runs every
+product of the kind on one thread itself (real `gemm` up to 64^3, `gemv` below 460 800;
+complex `gemm` up to 32^3, `gemv` below 4096): there a product does not read the count,
+which in a loop of 3 x 3 products cost 4 % of the run time."""
+
+
+@intrinsic
+def one_blas_thread(typingctx: object, work: Any, serial: Any) -> Any:
+    """Before a LAPACK call of about `work` (float64) multiply-adds: below
+    `THREADED_PRODUCT_MIN`, lower OpenBLAS's thread count to one if it is above, unless
+    `serial` says OpenBLAS runs this call on one thread itself (then the count is not
+    read). Returns the count `restore_blas_threads` sets back after the call (0: none)."""
+    if work != types.float64 or serial != types.boolean:
+        return None
+
+    def codegen(context: Any, builder: ir.IRBuilder, signature: Any, args: Any) -> Any:
+        return builder.load(_one_thread_if_small(builder, args[0], args[1]))
+
+    return types.int32(work, serial), codegen
+
+
+@intrinsic
+def restore_blas_threads(typingctx: object, count: Any) -> Any:
+    """After the LAPACK call: set back the count `one_blas_thread` lowered, if it did."""
+    if count != types.int32:
+        return None
+
+    def codegen(context: Any, builder: ir.IRBuilder, signature: Any, args: Any) -> Any:
+        slot = cgutils.alloca_once_value(builder, args[0])
+        _restore_threads(builder, slot)
+        return context.get_dummy_value()
+
+    return types.void(count), codegen
+
+
+def _one_thread_if_small(builder: ir.IRBuilder, work: ir.Value, serial: ir.Value) -> ir.Value:
+    """Before a BLAS call of `work` multiply-adds (a double): below the threshold, and
+    unless `serial` (OpenBLAS keeps this call on one thread itself), lower OpenBLAS's
+    thread count to one if it is above. Returns the slot holding the count
+    `_restore_threads` sets back after the call (0: none)."""
+    slot = cgutils.alloca_once_value(builder, ir.Constant(_INT, 0))
+    if openblas_threads is None:
+        return slot
+    module, real = builder.module, ir.DoubleType()
+    threshold = module.globals.get("fgraph_blas_threaded_min")
+    if threshold is None:
+        threshold = ir.GlobalVariable(module, ir.IntType(64), "fgraph_blas_threaded_min")
+    below = builder.fcmp_ordered("<", work, builder.sitofp(builder.load(threshold), real))
+    with builder.if_then(builder.and_(builder.not_(serial), below)):
+        get = cgutils.get_or_insert_function(module, ir.FunctionType(_INT, []), "fgraph_blas_get_threads")
+        count = builder.call(get, [])
+        with builder.if_then(builder.icmp_signed(">", count, ir.Constant(_INT, 1))):
+            _set_threads(builder, ir.Constant(_INT, 1))
+            builder.store(count, slot)
+    return slot
+
+
+def _multiply_adds(builder: ir.IRBuilder, lengths: tuple[ir.Value, ...]) -> ir.Value:
+    """The product of the lengths, in floating point (three lengths may overflow)."""
+    real = ir.DoubleType()
+    work: ir.Value = ir.Constant(real, 1.0)
+    for length in lengths:
+        work = builder.fmul(work, builder.sitofp(length, real))
+    return work
+
+
+def _restore_threads(builder: ir.IRBuilder, slot: ir.Value) -> None:
+    if openblas_threads is None:
+        return
+    count = builder.load(slot)
+    with builder.if_then(builder.icmp_signed(">", count, ir.Constant(_INT, 0))):
+        _set_threads(builder, count)
+
+
+def _set_threads(builder: ir.IRBuilder, count: ir.Value) -> None:
+    function_type = ir.FunctionType(ir.VoidType(), [_INT])
+    setter = cgutils.get_or_insert_function(builder.module, function_type, "fgraph_blas_set_threads")
+    builder.call(setter, [count])
 
 
 def _fits_int(builder: ir.IRBuilder, length: ir.Value) -> ir.Value:

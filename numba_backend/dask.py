@@ -15,6 +15,13 @@ evaluates them, on whatever scheduler is active. To use a cluster, create
 as their optimized graphs. A worker loads the generated module from fgraph's
 digest-keyed cache, or generates it; it never optimizes again. A task that is lost with
 its worker is rerun by Dask, and the tasks are pure, so the answer is unchanged.
+
+Each compiled function runs on one thread (`threads=1`, carried through the pickle):
+Dask runs chunks in parallel already, and with two worker processes per machine a
+worker's second BLAS thread would wait for a core the other worker holds (see
+`numba_backend.threads`). `distributed`'s nanny starts its workers with
+`OPENBLAS_NUM_THREADS=1` too; this also covers the threaded scheduler and workers
+started otherwise.
 """
 
 from __future__ import annotations
@@ -207,12 +214,14 @@ def dask_function(
                     for b in boundaries]
         rows_outputs = tuple(k for k, lvl in rows_levels.items() if lvl == level)
         values = rebuilt([graph.outputs[k] for k in rows_outputs], known)
-        compiled = function([*graph.inputs, *known.values()], [*partials, *values], mode)
+        compiled = function(
+            [*graph.inputs, *known.values()], [*partials, *values], mode, threads=1
+        )
         level_functions.append((compiled, boundaries, rows_outputs))
     global_outputs = tuple(k for k, kind in enumerate(plan.output_kinds) if isinstance(kind, Global))
     final = None
     if global_outputs:
         finals = rebuilt([graph.outputs[k] for k in global_outputs], placeholders)
         unchunked = [v for v in graph.inputs if v not in data_axes]
-        final = function([*unchunked, *placeholders.values()], finals, mode)
+        final = function([*unchunked, *placeholders.values()], finals, mode, threads=1)
     return DaskFunction(graph, plan, data_axes, level_functions, final, global_outputs)

@@ -23,6 +23,7 @@ from numba_backend import embed
 from numba_backend.cache import load_module
 from numba_backend.caller import make_caller
 from numba_backend.codegen import GeneratedModule, generate
+from numba_backend.threads import checked_threads, limited_call
 
 _compiled_lock = threading.Lock()
 _compiled: dict[tuple[str, bool], numba.Dispatcher] = {}
@@ -40,7 +41,8 @@ class CompiledFunction(Generic[Result]):
     Arguments are converted to the input types (safe casts only) with errors naming the
     input; outputs are fresh arrays (never a caller's array, a constant, or another
     output). `graph` is the optimized graph that was compiled, `source` the generated code
-    (the modules of the kernels it calls, then its own).
+    (the modules of the kernels it calls, then its own). `threads`: the most threads a
+    call uses (None: as `function` describes).
 
     The same compiled code, with no Python in between (see docs/calling.md):
 
@@ -61,6 +63,7 @@ class CompiledFunction(Generic[Result]):
     source: str
     single_output: bool
     parallel: bool
+    threads: int | None
     _dispatcher: numba.Dispatcher
     _constants: tuple[Array, ...]
     _call: Callable[..., Any]
@@ -102,7 +105,7 @@ class CompiledFunction(Generic[Result]):
         return entry_signature(self.graph, self._constants)
 
     def __reduce__(self) -> tuple[object, ...]:
-        return (_from_optimized, (self.graph, self.single_output, self.parallel))
+        return (_from_optimized, (self.graph, self.single_output, self.parallel, self.threads))
 
     def __repr__(self) -> str:
         return f"CompiledFunction({self.graph!r})"
@@ -110,7 +113,12 @@ class CompiledFunction(Generic[Result]):
 
 @overload
 def function(
-    inputs: Sequence[Variable], outputs: Variable, mode: str = ..., *, parallel: bool = ...
+    inputs: Sequence[Variable],
+    outputs: Variable,
+    mode: str = ...,
+    *,
+    parallel: bool = ...,
+    threads: int | None = ...,
 ) -> CompiledFunction[Array]: ...
 @overload
 def function(
@@ -119,6 +127,7 @@ def function(
     mode: str = ...,
     *,
     parallel: bool = ...,
+    threads: int | None = ...,
 ) -> CompiledFunction[list[Array]]: ...
 
 
@@ -128,6 +137,7 @@ def function(
     mode: str = "fast_run",
     *,
     parallel: bool = False,
+    threads: int | None = None,
 ) -> CompiledFunction[Any]:
     """Compile `outputs` as a function of `inputs` with the rewrite pipeline `mode`.
 
@@ -138,27 +148,42 @@ def function(
     elements on all of numba's threads (smaller ones stay serial, with no thread
     launch). It pays on large arrays with costly elements; it adds compile time (numba
     compiles each parallel loop as a function of its own).
+
+    Threads: by default a matrix product or LAPACK call of fewer than 2^30 multiply-adds
+    runs on one BLAS thread (on a machine with a busy core a second thread stalls it,
+    and quiet it gains little at such sizes); larger ones use OpenBLAS's thread count
+    (`OPENBLAS_NUM_THREADS`, `OMP_NUM_THREADS`, `threadpoolctl`), and parallel loops
+    numba's (`NUMBA_NUM_THREADS`). `threads=n` lets each call use at most `n` threads,
+    for every call OpenBLAS would split (and, with `parallel=True`, for its loops),
+    within the counts those settings allow: `threads=1` runs the whole call on one
+    thread. See `numba_backend.threads`.
     """
     from rewrite import optimize
 
+    threads = checked_threads(threads)
     single = isinstance(outputs, Variable)
     graph = Graph(inputs, [outputs] if isinstance(outputs, Variable) else list(outputs))
-    return _from_optimized(optimize(graph, mode), single, parallel)
+    return _from_optimized(optimize(graph, mode), single, parallel, threads)
 
 
-def _from_optimized(graph: Graph, single_output: bool, parallel: bool) -> CompiledFunction[Any]:
+def _from_optimized(
+    graph: Graph, single_output: bool, parallel: bool, threads: int | None
+) -> CompiledFunction[Any]:
     _check_compilable_dtypes(graph)
     generated = generate(graph, parallel)  # cheap; its constants are this graph's own
     dispatcher = _compile(graph, generated, parallel)
     entry = dispatcher.overloads[entry_signature(graph, generated.constants)].entry_point
     call = make_caller(graph.inputs, graph.outputs, may_alias(graph), entry,
                        generated.constants, single_output)
+    if threads is not None:
+        call = functools.partial(limited_call, threads, parallel, call)
     return CompiledFunction(
         graph.inputs,
         graph,
         generated.text,
         single_output,
         parallel,
+        threads,
         dispatcher,
         generated.constants,
         call,

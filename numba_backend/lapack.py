@@ -23,6 +23,18 @@ reference: integers and characters travel in small arrays, passed by address, so
 lengths beyond LAPACK's 32-bit integers give TOO_LONG rather than being truncated. Only
 those of rectangular matrices and right-hand sides are checked: a square matrix that
 long would hold over 2^62 elements, more than NumPy's 64-bit sizes can describe.
+
+Each LAPACK call runs on one OpenBLAS thread below `blas.THREADED_PRODUCT_MIN`
+multiply-adds (its order: n^3 for a factorization, n^2 k for a solve of k right-hand
+sides), as matrix products do (`numba_backend.blas`): OpenBLAS splits `potrf` from
+n = 64 and a triangular solve of two right-hand sides whatever its size, and on a
+machine with a busy core each such call stalls (the 200-d Gaussian's log-density and
+gradient took 280 ms instead of 0.8 ms). Where OpenBLAS 0.3 keeps a call on one thread
+itself, the count is not read (the check cost the 2-d Kalman filter 5 %): potrf below
+n = 64, getrf below n^2 = 10 000 and gesv below n k = 10 000 (their interfaces' tests),
+getri below n = 32 (unblocked, and under trtri's cut), potrs below n k = 512 (trsm's
+cut), trtrs with one right-hand side (trsv); syevd, gesdd, geqrf and orgqr always
+check (the reference routines' BLAS calls split at small sizes).
 """
 
 from __future__ import annotations
@@ -34,7 +46,9 @@ from llvmlite import binding, ir
 from numba.core import types
 from numba.extending import intrinsic
 
-from numba_backend.blas import capsule_address, cython_module
+from numba_backend.blas import (
+    capsule_address, cython_module, one_blas_thread, restore_blas_threads,
+)
 from numba_backend.library import library_function
 
 # info values of calls LAPACK cannot take, apart from LAPACK's own -i (argument i wrong).
@@ -199,10 +213,12 @@ def cholesky_into(a: Array, out: Array, lower: bool) -> int:
     chars = np.array([_U if lower else _L], dtype=np.uint8)
     ints = np.array([n, n, 0], dtype=np.int32)
     arguments = (at(chars, 0), at(ints, 0), at(out, 0), at(ints, 1), at(ints, 2))
+    lowered = one_blas_thread(float(n) ** 3, n < 64)
     if out.itemsize == 8:
         dpotrf(*arguments)
     else:
         spotrf(*arguments)
+    restore_blas_threads(lowered)
     return int(ints[2])
 
 
@@ -227,10 +243,12 @@ def solve_triangular_into(a: Array, b: Array, out: Array, lower: bool, trans: bo
     right = _right_side(b, out)
     arguments = (at(chars, 0), at(chars, 1), at(chars, 2), at(ints, 0), at(ints, 1),
                  at(matrix, 0), at(ints, 2), at(right, 0), at(ints, 3), at(ints, 4))
+    lowered = one_blas_thread(float(n) * n * k, k == 1)
     if out.itemsize == 8:
         dtrtrs(*arguments)
     else:
         strtrs(*arguments)
+    restore_blas_threads(lowered)
     _copy_back(right, out)
     return int(ints[4])
 
@@ -252,10 +270,12 @@ def solve_into(a: Array, b: Array, out: Array) -> int:
     right = _right_side(b, out)
     arguments = (at(ints, 0), at(ints, 1), at(matrix, 0), at(ints, 2), at(pivots, 0),
                  at(right, 0), at(ints, 3), at(ints, 4))
+    lowered = one_blas_thread(float(n) * n * (n + k), n * k < 10000)
     if out.itemsize == 8:
         dgesv(*arguments)
     else:
         sgesv(*arguments)
+    restore_blas_threads(lowered)
     _copy_back(right, out)
     return int(ints[4])
 
@@ -277,10 +297,12 @@ def cho_solve_into(c: Array, b: Array, out: Array, lower: bool) -> int:
     right = _right_side(b, out)
     arguments = (at(chars, 0), at(ints, 0), at(ints, 1), at(factor, 0), at(ints, 2),
                  at(right, 0), at(ints, 3), at(ints, 4))
+    lowered = one_blas_thread(float(n) * n * k, n * k < 512)
     if out.itemsize == 8:
         dpotrs(*arguments)
     else:
         spotrs(*arguments)
+    restore_blas_threads(lowered)
     _copy_back(right, out)
     return int(ints[4])
 
@@ -292,10 +314,12 @@ def _getrf(work: Array, pivots: Array) -> int:
     n = work.shape[0]
     ints = np.array([n, n, n, 0], dtype=np.int32)
     arguments = (at(ints, 0), at(ints, 1), at(work, 0), at(ints, 2), at(pivots, 0), at(ints, 3))
+    lowered = one_blas_thread(float(n) ** 3, n * n < 10000)
     if work.itemsize == 8:
         dgetrf(*arguments)
     else:
         sgetrf(*arguments)
+    restore_blas_threads(lowered)
     return int(ints[3])
 
 
@@ -324,10 +348,12 @@ def inv_into(a: Array, out: Array) -> int:
             work = np.empty(length, dtype=out.dtype)
         arguments = (at(ints, 0), at(out, 0), at(ints, 1), at(pivots, 0), at(work, 0),
                      at(ints, 2), at(ints, 3))
+        lowered = one_blas_thread(float(n) ** 3, n < 32)
         if out.itemsize == 8:
             dgetri(*arguments)
         else:
             sgetri(*arguments)
+        restore_blas_threads(lowered)
     return int(ints[3])
 
 
@@ -390,10 +416,12 @@ def eigh_into(a: Array, w_out: Array, v_out: Array, lower: bool) -> int:
         arguments = (at(chars, 0), at(chars, 1), at(ints, 0), at(v_out, 0), at(ints, 1),
                      at(w_out, 0), at(work, 0), at(ints, 2), at(iwork, 0), at(ints, 3),
                      at(ints, 4))
+        lowered = one_blas_thread(float(n) ** 3, False)
         if v_out.itemsize == 8:
             dsyevd(*arguments)
         else:
             ssyevd(*arguments)
+        restore_blas_threads(lowered)
     for i in range(n):
         for j in range(i + 1, n):
             v_out[i, j], v_out[j, i] = v_out[j, i], v_out[i, j]
@@ -425,10 +453,12 @@ def _gesdd(a: Array, jobz: int, s_out: Array, u_out: Array, vh_out: Array) -> in
         arguments = (at(chars, 0), at(ints, 0), at(ints, 1), at(work, 0), at(ints, 2),
                      at(s_out, 0), at(vh_out, 0), at(ints, 3), at(u_out, 0), at(ints, 4),
                      at(query, 0), at(ints, 5), at(iwork, 0), at(ints, 6))
+        lowered = one_blas_thread(float(m) * n * k, False)
         if work.itemsize == 8:
             dgesdd(*arguments)
         else:
             sgesdd(*arguments)
+        restore_blas_threads(lowered)
     return int(ints[6])
 
 
@@ -498,10 +528,12 @@ def qr_into(a: Array, q_out: Array, r_out: Array, complete: bool) -> int:
                 query = np.empty(length, dtype=a.dtype)
             factor = (at(ints, 0), at(ints, 1), at(work, 0), at(ints, 2), at(tau, 0),
                       at(query, 0), at(ints, 3), at(ints, 4))
+            lowered = one_blas_thread(float(m) * n * k, False)
             if work.itemsize == 8:
                 dgeqrf(*factor)
             else:
                 sgeqrf(*factor)
+            restore_blas_threads(lowered)
     for i in range(r_out.shape[0]):
         for j in range(n):
             r_out[i, j] = work[i, j] if j >= i else 0
@@ -519,10 +551,12 @@ def qr_into(a: Array, q_out: Array, r_out: Array, complete: bool) -> int:
             query = np.empty(length, dtype=a.dtype)
         arguments = (at(ints, 0), at(ints, 5), at(ints, 6), at(work, 0), at(ints, 2),
                      at(tau, 0), at(query, 0), at(ints, 3), at(ints, 4))
+        lowered = one_blas_thread(float(m) * q_columns * k, False)
         if work.itemsize == 8:
             dorgqr(*arguments)
         else:
             sorgqr(*arguments)
+        restore_blas_threads(lowered)
     for i in range(m):
         for j in range(q_columns):
             q_out[i, j] = work[i, j]

@@ -41,6 +41,13 @@ def njit(
 ) -> Callable[[Callable[..., Any]], Dispatcher]: ...
 
 def prange(*args: int) -> range: ...
+def get_num_threads() -> int: ...
+def set_num_threads(n: int) -> None: ...
+
+class _Config:
+    NUMBA_NUM_THREADS: int
+
+config: _Config
 
 class CFunc:
     """A function compiled for one C signature (`numba.cfunc`)."""

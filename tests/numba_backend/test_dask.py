@@ -7,6 +7,7 @@ replaced and the answer is unchanged."""
 from __future__ import annotations
 
 import os
+import pickle
 import threading
 import time
 from collections.abc import Iterator
@@ -99,6 +100,18 @@ def test_arguments_are_checked() -> None:
         compiled(da.zeros((10, 3), chunks=5), da.zeros(9, chunks=5))
     with pytest.raises(ValueError, match="not an input"):
         dask_function([X], [pt.sum(X)], chunked={y: 0})
+
+
+def test_chunk_functions_run_on_one_thread_also_on_the_workers() -> None:
+    """Dask runs chunks in parallel: with two worker processes per machine, a second
+    BLAS thread in one would wait for the core the other holds."""
+    X, y, w = pt.matrix("X"), pt.vector("y"), pt.vector("w")
+    compiled = dask_function([X, y, w], logistic(X, y, w), chunked={X: 0, y: 0})
+    functions = [level[0] for level in compiled.level_functions]
+    assert compiled.final is not None and functions
+    for each in [*functions, compiled.final]:
+        assert each.threads == 1
+        assert pickle.loads(pickle.dumps(each)).threads == 1  # as a worker receives it
 
 
 @pytest.mark.slow

@@ -42,6 +42,7 @@ float64: Float
 int64: Type
 float32: Float
 int32: Type
+boolean: Type
 voidptr: Type
 intp: Type
 intc: Type
