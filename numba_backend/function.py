@@ -166,6 +166,23 @@ def function(
     return _from_optimized(optimize(graph, mode), single, parallel, threads)
 
 
+def caller(
+    graph: Graph,
+    entry: Callable[..., tuple[Any, ...]],
+    constants: Sequence[Array],
+    single_output: bool,
+    parallel: bool,
+    threads: int | None,
+) -> Callable[..., Any]:
+    """What a call of the compiled `graph` runs: the generated caller of its compiled
+    `entry` point (`numba_backend.caller`), within `threads` (`limited_call`) if set."""
+    call = make_caller(graph.inputs, graph.outputs, may_alias(graph), entry, constants,
+                       single_output)
+    if threads is None:
+        return call
+    return functools.partial(limited_call, threads, parallel, call)
+
+
 def _from_optimized(
     graph: Graph, single_output: bool, parallel: bool, threads: int | None
 ) -> CompiledFunction[Any]:
@@ -173,10 +190,7 @@ def _from_optimized(
     generated = generate(graph, parallel)  # cheap; its constants are this graph's own
     dispatcher = _compile(graph, generated, parallel)
     entry = dispatcher.overloads[entry_signature(graph, generated.constants)].entry_point
-    call = make_caller(graph.inputs, graph.outputs, may_alias(graph), entry,
-                       generated.constants, single_output)
-    if threads is not None:
-        call = functools.partial(limited_call, threads, parallel, call)
+    call = caller(graph, entry, generated.constants, single_output, parallel, threads)
     return CompiledFunction(
         graph.inputs,
         graph,

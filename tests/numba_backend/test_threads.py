@@ -13,7 +13,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import attrs
 import numba
@@ -23,6 +23,7 @@ import pytest
 import ops as pt
 from fgraph import Graph, Variable, evaluate
 from numba_backend import CompiledFunction, blas, function
+from numba_backend.function import caller, entry_signature
 from numba_backend.threads import blas_threads
 from tests.numba_backend.test_cache import REPO_ROOT, worker_environment
 
@@ -59,16 +60,19 @@ Seen = tuple[int | None, int, int]
 
 
 def _seen_inside(compiled: CompiledFunction[Any]) -> tuple[CompiledFunction[Any], list[Seen]]:
-    """`compiled` with its dispatcher wrapped to record what each call sees, and the list
-    it records into."""
+    """`compiled` with its entry point wrapped to record what each call sees inside the
+    caller (and `threads`' limits), and the list it records into."""
     seen: list[Seen] = []
-    dispatcher = compiled._dispatcher
+    signature = entry_signature(compiled.graph, compiled._constants)
+    entry = compiled._dispatcher.overloads[signature].entry_point
 
     def recording(*arguments: Any) -> Any:
         seen.append((blas_threads(), numba.get_num_threads(), blas.threaded_min.value))
-        return dispatcher(*arguments)
+        return entry(*arguments)
 
-    return attrs.evolve(compiled, dispatcher=cast("numba.Dispatcher", recording)), seen
+    call = caller(compiled.graph, recording, compiled._constants, compiled.single_output,
+                  compiled.parallel, compiled.threads)
+    return attrs.evolve(compiled, call=call), seen
 
 
 @pytest.mark.parametrize("threads", [None, 1, 2, 3])
