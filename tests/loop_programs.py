@@ -807,10 +807,14 @@ def _vmap_reads_finals(loop: Loop, read_by_another: bool) -> bool:
     """Whether `pt.vmap` of the program keeps `loop`: a while-loop may stop after
     different steps per example, and the vectorizer then refuses (a clear ValueError)
     every read of its traces except their last row in a forward loop, which the model
-    here does not follow; so a while-loop is vmapped only when so read."""
+    here does not follow; so a while-loop is vmapped only when so read. An output with
+    taps other than [-1] is a per-step output of the loop (its window of carries holds
+    the taps), whose rows the vectorizer refuses to read at all."""
     if loop.until is None or loop.api not in ("scan", "map"):
         return True
-    only_last = all(template == "{}[-1]" for _, template in loop.readers)
+    only_last = all(
+        template == "{}[-1]" and len(loop.outputs[k].tap_list) <= 1 for k, template in loop.readers
+    )
     return only_last and not loop.go_backwards and not read_by_another
 
 
