@@ -23,7 +23,7 @@ from typing import Any, Generic, NoReturn
 import attrs
 import numpy as np
 
-from fgraph import Graph, Variable
+from fgraph import Graph, ShapeError, Variable, display_name, format_shape
 from numba_backend.caller import argument, count_error
 from numba_backend.function import CompiledFunction, Result, from_optimized
 from rewrite import optimize
@@ -95,11 +95,21 @@ class ShapeSpecializedFunction(Generic[Result]):
         with self._lock:
             compiled = self._specialized.get(shapes)
             if compiled is None:
-                graph = with_input_shapes(self.given_graph, shapes)
+                graph = self._retyped(shapes)
                 compiled = self._specialized[shapes] = from_optimized(
                     optimize(graph, self.mode), self.single_output, self.parallel, self.threads
                 )
         return compiled
+
+    def _retyped(self, shapes: Shapes) -> Graph:
+        """The given graph for `shapes`; lengths that do not fit together fail here, as
+        the graph's ops check static shapes, with the arguments' shapes named."""
+        try:
+            return with_input_shapes(self.given_graph, shapes)
+        except ShapeError as error:
+            named = ", ".join(f"{display_name(v)} {format_shape(s)}"
+                              for v, s in zip(self.inputs, shapes))
+            raise ShapeError(f"arguments of shapes {named}: {error}") from None
 
     def _no_code(self, name: str) -> TypeError:
         return TypeError(
