@@ -47,6 +47,13 @@ PEERS: dict[str, Callable[[], Run]] = {
 }
 
 
+def flat(value: Any) -> list[Any]:
+    """The arrays of a result, nested tuples (JAX's `(value, (gradients...))`) flattened."""
+    if isinstance(value, (tuple, list)):
+        return [leaf for item in value for leaf in flat(item)]
+    return [value]
+
+
 def per_call(run: Run, calls: int) -> float:
     """The median time of one call over `calls` calls."""
     times = []
@@ -73,7 +80,7 @@ def main() -> None:
             continue
         if name == "fgraph specialize_shapes":
             reference = value
-        check = "ok" if agree(list(value), list(reference), 1e-9) else "MISMATCH"
+        check = "ok" if agree(flat(value), flat(reference), 1e-9) else "MISMATCH"
         print(f"{name}: first call {time.perf_counter() - start:.2f} s, values {check}")
     medians: dict[str, list[float]] = {name: [] for name in runs}
     ratios: dict[str, list[float]] = {name: [] for name in runs}
