@@ -9,8 +9,9 @@ loops' bodies (`rewrite.input_shapes` re-types them too) compute with fixed leng
 The first call with a set of argument shapes rebuilds the graph for them
 (`with_input_shapes`), optimizes it with the function's mode and compiles it: the cost of
 a `function` call (numba's disk cache makes a shape compiled in an earlier process a
-load). Later calls with the same shapes find it by the tuple of their arguments'
-`.shape`s and call it, checks included.
+load). Later calls with the same shapes find it by the tuple of the `.shape`s of their
+arguments for the inputs with axes, and call it, checks included (a list, or a number
+for such an input, takes the first call's path: converted, then looked up).
 """
 
 from __future__ import annotations
@@ -56,18 +57,25 @@ class ShapeSpecializedFunction(Generic[Result]):
     parallel: bool
     threads: int | None
     _specialized: dict[Shapes, CompiledFunction[Result]] = attrs.field(init=False, factory=dict)
+    _by_array_shapes: dict[Shapes, CompiledFunction[Result]] = attrs.field(
+        init=False, factory=dict)
+    """The same functions keyed by the shapes of the arguments of the inputs with axes
+    only: what a call looks up (0-d inputs have no lengths to specialize on)."""
+    _array_positions: tuple[int, ...] = attrs.field(init=False)
     _lock: threading.Lock = attrs.field(init=False, factory=threading.Lock)
     """Held while compiling: threads calling with a new shape at once compile it once."""
 
+    @_array_positions.default
+    def _positions_with_axes(self) -> tuple[int, ...]:
+        return tuple(k for k, v in enumerate(self.inputs) if v.ndim)
+
     def __call__(self, *arguments: Any) -> Result:
         try:
-            shapes = tuple([a.shape for a in arguments])
-        except AttributeError:  # a number or a list: NumPy's idea of its shape
-            shapes = tuple([np.shape(a) for a in arguments])
-        compiled = self._specialized.get(shapes)
-        if compiled is None:
+            compiled = self._by_array_shapes[
+                tuple([arguments[k].shape for k in self._array_positions])]
+        except (LookupError, AttributeError):  # new shapes, a list, too few arguments
             compiled = self._specialize(arguments)
-        return compiled(*arguments)
+        return compiled(*arguments)  # which checks the arguments: dtypes, their count
 
     @property
     def specializations(self) -> Mapping[Shapes, CompiledFunction[Result]]:
@@ -99,6 +107,7 @@ class ShapeSpecializedFunction(Generic[Result]):
                 compiled = self._specialized[shapes] = from_optimized(
                     optimize(graph, self.mode), self.single_output, self.parallel, self.threads
                 )
+                self._by_array_shapes[tuple(shapes[k] for k in self._array_positions)] = compiled
         return compiled
 
     def _retyped(self, shapes: Shapes) -> Graph:
