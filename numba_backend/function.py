@@ -189,7 +189,7 @@ def function(
     included), the first time it sees them, and calls that code for later arguments of
     the same shapes (`numba_backend.specialize.ShapeSpecializedFunction`). A graph of
     unknown lengths then runs at static-shape speed (the 3-state HMM forward algorithm
-    and gradient: 1.4x faster), at the cost of a compile per new set of shapes.
+    and gradient: 1.31x faster), at the cost of a compile per new set of shapes.
     """
     from rewrite import optimize
     from rewrite.pipelines import pipeline_named
