@@ -274,15 +274,17 @@ def _hmm_sigma(edit: Edit) -> float:
     return HMM_SIGMA * (CONSTANT_EDIT if edit == "constant" else 1.0)
 
 
-def hmm_graph(edit: Edit = "original") -> Graph:
+def hmm_graph(edit: Edit = "original", static_states: bool = True) -> Graph:
     """The emission log-densities are a (T, 3) matrix computed before the loop; the term
-    edit makes them Cauchy-like (the quadratic q becomes log1p(q))."""
+    edit makes them Cauchy-like (the quadratic q becomes log1p(q)). The number of states
+    is declared (static) unless `static_states` is False; T never is."""
     import ops as pt
 
+    states = HMM_STATES if static_states else None
     ys = pt.vector("ys")
-    initial_logits = pt.vector("initial_logits", shape=(HMM_STATES,))
-    transition_logits = pt.matrix("transition_logits", shape=(HMM_STATES, HMM_STATES))
-    means = pt.vector("means", shape=(HMM_STATES,))
+    initial_logits = pt.vector("initial_logits", shape=(states,))
+    transition_logits = pt.matrix("transition_logits", shape=(states, states))
+    means = pt.vector("means", shape=(states,))
     sigma = _hmm_sigma(edit)
     quadratic = ((ys[:, None] - means[None, :]) / sigma) ** 2
     if edit == "term":

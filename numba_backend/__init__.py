@@ -22,5 +22,12 @@ from numba_backend import sort as _sort
 from numba_backend import special as _special
 from numba_backend.function import CompiledFunction, function
 from numba_backend.registry import MissingKernelError, numba_kernel
+from numba_backend.specialize import ShapeSpecializedFunction
 
-__all__ = ["CompiledFunction", "MissingKernelError", "function", "numba_kernel"]
+__all__ = [
+    "CompiledFunction",
+    "MissingKernelError",
+    "ShapeSpecializedFunction",
+    "function",
+    "numba_kernel",
+]

@@ -112,11 +112,16 @@ def optimize(graph: Graph, pipeline: str | Pipeline = "fast_run") -> Graph:
     """`graph` rewritten by `pipeline` (a name from `PIPELINES`, in any case, or a
     `Pipeline`); pure."""
     if isinstance(pipeline, str):
-        found = PIPELINES.get(pipeline.lower())  # PyTensor spells them "FAST_RUN"
-        if found is None:
-            raise ValueError(
-                f"unknown pipeline {pipeline!r}; known: {', '.join(sorted(PIPELINES))} "
-                "(or pass a Pipeline)"
-            )
-        pipeline = found
+        pipeline = pipeline_named(pipeline)
     return pipeline(graph)
+
+
+def pipeline_named(name: str) -> Pipeline:
+    """The pipeline `PIPELINES` holds under `name`, in any case; a clear error if none."""
+    found = PIPELINES.get(name.lower())  # PyTensor spells them "FAST_RUN"
+    if found is None:
+        raise ValueError(
+            f"unknown pipeline {name!r}; known: {', '.join(sorted(PIPELINES))} "
+            "(or pass a Pipeline)"
+        )
+    return found
