@@ -807,14 +807,16 @@ def _vmap_reads_finals(loop: Loop, read_by_another: bool) -> bool:
     """Whether `pt.vmap` of the program keeps `loop`: a while-loop may stop after
     different steps per example, and the vectorizer then refuses (a clear ValueError)
     every read of its traces except their last row in a forward loop, which the model
-    here does not follow; so a while-loop is vmapped only when so read. An output with
-    taps other than [-1] is a per-step output of the loop (its window of carries holds
-    the taps), whose rows the vectorizer refuses to read at all."""
-    if loop.until is None or loop.api not in ("scan", "map"):
+    here does not follow; so a while-loop is vmapped only when so read, and only where
+    what is read is a carry's trace: a per-step output's rows (also those of an output
+    with taps other than [-1], whose window of carries holds the taps, and the last row
+    `pt.reduce` takes of a per-step output) are refused at any position."""
+    if loop.until is None:
         return True
-    only_last = all(
-        template == "{}[-1]" and len(loop.outputs[k].tap_list) <= 1 for k, template in loop.readers
-    )
+    carries = all(len(loop.outputs[k].tap_list) == 1 for k, _ in loop.readers)
+    if loop.api not in ("scan", "map"):
+        return carries
+    only_last = carries and all(template == "{}[-1]" for _, template in loop.readers)
     return only_last and not loop.go_backwards and not read_by_another
 
 
