@@ -392,15 +392,19 @@ def _check_not_ragged(variable: Variable, ragged: set[Apply], why: str) -> None:
     outputs = loop.op.split_outputs(loop.outputs)
     if variable in outputs.traces:
         what = f"the trace of carry {outputs.traces.index(variable)}"
+        instead = ("read the loop's final values instead (pt.reduce, or scan(...)[-1] with a "
+                   "constant n_steps >= 1)")
     elif variable in outputs.ys:
         what = f"per-step output {outputs.ys.index(variable)}"
+        instead = ("a per-step output has no final value per example (its last row, also "
+                   "pt.reduce's, is from the last example's last step): make it a carry "
+                   "(give it an initial value) and read its final value")
     else:
         return
     raise ValueError(
         f"vectorize: {what} of {loop.op} is read ({why}), but that loop runs a different "
         "number of steps for each example (a batched n_steps, or a while-loop stopping on "
-        "batched values), so it has a different length per example; read the loop's final "
-        "values instead (pt.reduce, or scan(...)[-1] with a constant n_steps >= 1). A "
+        f"batched values), so it has a different length per example; {instead}. A "
         "gradient through the loop reads its traces too: take the gradient of the vmap "
         "rather than the vmap of the gradient"
     )

@@ -170,9 +170,12 @@ def test_ragged_traces_are_a_build_time_error() -> None:
     with pytest.raises(ValueError, match="read the loop's final values instead"):
         pt.vmap(lambda k: pt.scan(lambda p: p * 2.0, outputs_info=[pt.constant(1.0)],
                                   n_steps=k)[-1])(n)  # zero steps would fail, so no final value
-    with pytest.raises(ValueError, match="per-step output 0 of Scan"):
+    with pytest.raises(ValueError, match="per-step output 0 of Scan.*make it a carry"):
         pt.vmap(lambda k: pt.scan(lambda p: (p * 2.0, p + 1.0),
                                   outputs_info=[pt.constant(1.0), None], n_steps=k)[1].sum())(n)
+    with pytest.raises(ValueError, match="per-step output 0 of Scan.*make it a carry"):
+        pt.vmap(lambda k: pt.reduce(lambda p: (p * 2.0, p + 1.0), sequences=[],
+                                    outputs_info=[pt.constant(1.0), None], n_steps=k)[1])(n)
 
 
 def test_gradient_of_a_vmapped_while_loop() -> None:
