@@ -228,11 +228,19 @@ def push_out_sequence_work(node: Apply) -> Sequence[Variable] | None:
 @rule(Scan)
 def vectorize_map(node: Apply) -> Sequence[Variable] | None:
     """A loop with no carries whose every per-step output batches (see
-    `push_out_sequence_work`) is that computation, done once: the loop disappears."""
+    `push_out_sequence_work`) is that computation, done once: the loop disappears, and
+    with it its check of the sequences no output reads, so those must be long enough by
+    construction."""
     op = loop_op(node)
     if op.n_carries or op.while_loop or op.n_sequences == 0:
         return None
     if not all(t.is_fully_static for t in op.ys_types):  # an empty trace's row shape
+        return None
+    given = op.split_inputs(node.inputs)
+    body = op.inner_graph
+    read = frozenset().union(*param_reads(body))
+    unread = [s for p, s in zip(op.params.rows, given.sequences) if body.inputs.index(p) not in read]
+    if not sequences_cover(unread, given.n_steps, op.length):
         return None
     batched = _over_whole_sequences(node, checked=True)
     if batched is None:

@@ -538,3 +538,19 @@ def test_invariant_per_step_output_keeps_the_loops_sequence_check() -> None:
     covered = invariant(s.shape[0])
     rewritten = apply_once(repeat_invariant_outputs, covered)
     same_values(covered, rewritten, [np.zeros(3), np.arange(2.0)])
+
+
+def test_vectorized_map_keeps_the_check_of_a_sequence_no_output_reads() -> None:
+    """Found by the long fuzz profile: a map of 11 steps over a 9-row sequence it does not
+    read fails; vectorized (after `static_length`), the check of that sequence went with
+    the loop and the program gave a value."""
+    s0, s1 = pt.vector("s0"), pt.tensor("s1", shape=(15,))
+    ys = pt.scan(lambda a, b: pt.tanh(b), sequences=[s0, s1], n_steps=s1.shape[0] - 4)
+    graph = Graph([s0, s1], [ys[-1]])
+    with pytest.raises(ValueError, match="fewer than n_steps"):
+        evaluate(graph.outputs, {s0: np.zeros(9), s1: np.zeros(15)})
+    optimized = optimize(graph, "fast_run")
+    with pytest.raises(ValueError, match="fewer than n_steps"):
+        evaluate(optimized.outputs, dict(zip(optimized.inputs, [np.zeros(9), np.zeros(15)])))
+    read = pt.scan(lambda a, b: pt.tanh(a + b), sequences=[s0, s1], n_steps=s1.shape[0] - 4)
+    assert not any(isinstance(n.op, Scan) for n in optimize(Graph([s0, s1], [read]), "fast_run").nodes)
