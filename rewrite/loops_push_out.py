@@ -151,6 +151,8 @@ def _over_whole_sequences(node: Apply, checked: bool) -> _Batched | None:
         if rows is None and checked:
             return None
         whole[param] = sequence[:steps] if rows is None else rows
+    if len({rows.type.shape[0] for rows in whole.values()} - {None}) > 1:
+        return None  # rows of two static lengths for one step count: the loop always fails
     shared = dict(zip(params.non_sequences, given.non_sequences))
     carried: set[Variable] = set(params.carries)
     for inner_node in body.nodes:

@@ -21,6 +21,9 @@ from tests.loop_steps import PLANS, planned_step
 from numba_backend import function
 from rewrite import RewriteError, RuleSet, Trace, optimize, rewrite_graph
 from rewrite.loops import loop_pass
+from rewrite.pipeline import Pipeline
+from rewrite.pipelines import FAST_RUN
+from rewrite.loops import loop_pass
 from rewrite.loops_merge import merge_independent_loops, merge_loops, merge_traced_variants
 from rewrite.loops_push_out import (
     accumulate_outside,
@@ -554,3 +557,23 @@ def test_vectorized_map_keeps_the_check_of_a_sequence_no_output_reads() -> None:
         evaluate(optimized.outputs, dict(zip(optimized.inputs, [np.zeros(9), np.zeros(15)])))
     read = pt.scan(lambda a, b: pt.tanh(a + b), sequences=[s0, s1], n_steps=s1.shape[0] - 4)
     assert not any(isinstance(n.op, Scan) for n in optimize(Graph([s0, s1], [read]), "fast_run").nodes)
+
+
+def test_sequence_work_of_a_loop_that_always_fails_is_left_alone() -> None:
+    """Found by the long fuzz profile: taps leave a static 9-row and 11-row sequence for
+    11 steps (the loop always fails); batching their sum failed to build (ShapeError)."""
+    s0, s1 = pt.tensor("s0", shape=(10, 1, 1)), pt.tensor("s1", shape=(15, 1, 1))
+
+    def step(a: Variable, a1: Variable, b3: Variable, b: Variable, b1: Variable,
+             y1: Variable, y2: Variable) -> tuple[Variable, Variable, Variable]:
+        return pt.tanh(pt.tanh(a + b3)), pt.tanh(y1), pt.tanh(y1)
+
+    ys, _, _ = pt.scan(step, sequences=[{"input": s0, "taps": [0, 1]},
+                                        {"input": s1, "taps": [-3, 0, 1]}],
+                       outputs_info=[None, pt.constant(0.0), pt.constant(0.0)],
+                       n_steps=s1.shape[0] - 4, go_backwards=True)
+    before_loops = Pipeline("before_loops", FAST_RUN.passes[: FAST_RUN.passes.index(loop_pass)])
+    graph = optimize(Graph([s0, s1], [ys[-1]]), before_loops)
+    assert not fires(push_out_sequence_work, graph)
+    with pytest.raises(ValueError, match="fewer than n_steps"):
+        evaluate(graph.outputs, {s0: np.zeros((10, 1, 1)), s1: np.zeros((15, 1, 1))})
