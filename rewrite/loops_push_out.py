@@ -134,24 +134,27 @@ def _over_whole_sequences(node: Apply, checked: bool) -> _Batched | None:
     """The sequence params as the first n_steps rows of the sequences, then, in body
     order, every value that reads them and no carry and whose op batches along the time
     axis (`Op.vectorize`). `checked`: the rows must fail where the loop's length check
-    would (the loop may disappear); None when they cannot. Otherwise the loop stays and
-    reads the batched values, which have no more rows than the sequences, as sequences:
-    it checks them itself."""
+    would (the loop may disappear); None when they cannot, also when a sequence no output
+    reads is not long enough by construction (its rows' check would go with the loop).
+    Otherwise the loop stays and reads the batched values, which have no more rows than
+    the sequences, as sequences: it checks them itself."""
     op = loop_op(node)
     given = op.split_inputs(node.inputs)
     params = op.params
     body = op.inner_graph
     steps = given.n_steps
+    read = frozenset().union(*param_reads(body))
     whole: dict[Variable, Variable] = {}
     for param, sequence in zip(params.rows, given.sequences):
         known = sequence.type.shape[0]
         if op.length is not None and known is not None and known < op.length:
             return None  # the loop always fails: left as it is
         rows = rows_for_steps(sequence, steps, op.length)
-        if rows is None and checked:
+        unread = body.inputs.index(param) not in read
+        if checked and (rows is None or unread and not sequences_cover([sequence], steps, op.length)):
             return None
         whole[param] = sequence[:steps] if rows is None else rows
-    if len({rows.type.shape[0] for rows in whole.values()} - {None}) > 1:
+    if len({value.type.shape[0] for value in whole.values()} - {None}) > 1:
         return None  # rows of two static lengths for one step count: the loop always fails
     shared = dict(zip(params.non_sequences, given.non_sequences))
     carried: set[Variable] = set(params.carries)
@@ -230,19 +233,12 @@ def push_out_sequence_work(node: Apply) -> Sequence[Variable] | None:
 @rule(Scan)
 def vectorize_map(node: Apply) -> Sequence[Variable] | None:
     """A loop with no carries whose every per-step output batches (see
-    `push_out_sequence_work`) is that computation, done once: the loop disappears, and
-    with it its check of the sequences no output reads, so those must be long enough by
-    construction."""
+    `push_out_sequence_work`) is that computation, done once: the loop disappears (its
+    checks kept, `_over_whole_sequences`'s `checked`)."""
     op = loop_op(node)
     if op.n_carries or op.while_loop or op.n_sequences == 0:
         return None
     if not all(t.is_fully_static for t in op.ys_types):  # an empty trace's row shape
-        return None
-    given = op.split_inputs(node.inputs)
-    body = op.inner_graph
-    read = frozenset().union(*param_reads(body))
-    unread = [s for p, s in zip(op.params.rows, given.sequences) if body.inputs.index(p) not in read]
-    if not sequences_cover(unread, given.n_steps, op.length):
         return None
     batched = _over_whole_sequences(node, checked=True)
     if batched is None:
