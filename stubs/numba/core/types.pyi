@@ -46,7 +46,6 @@ boolean: Type
 voidptr: Type
 intp: Type
 intc: Type
-boolean: Type
 
 class ExternalFunction(Type):
     """A C function numba calls by symbol name (resolved by LLVM's linker)."""
