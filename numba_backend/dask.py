@@ -36,6 +36,7 @@ import numpy as np
 from fgraph import Graph, Input, Variable
 from numba_backend.data_split import (
     Boundary,
+    Combine,
     Global,
     Rows,
     SplitGraph,
@@ -48,21 +49,16 @@ from numba_backend.function import CompiledFunction, function
 __all__ = ["DaskFunction", "UnsplittableGraphError", "dask_function"]
 
 Array = np.ndarray[Any, np.dtype[Any]]
-_COMBINE = {
-    "sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum,
-    "all": np.logical_and, "any": np.logical_or,
-}
-
-
-def combine(kind: str, data_axis: int, partials: Sequence[Array]) -> Array:
+def combine(how: Combine, data_axis: int, partials: Sequence[Array]) -> Array:
     """One boundary's value on the whole data set from its values on the chunks."""
-    if kind == "first":
+    if how == "first":
         return partials[0]
-    if kind == "shape":
+    if how == "shape":
         shape = np.array(partials[0], copy=True)
         shape[data_axis] = sum(int(p[data_axis]) for p in partials)
         return shape
-    return np.asarray(functools.reduce(_COMBINE[kind], partials))
+    assert isinstance(how, np.ufunc)
+    return np.asarray(functools.reduce(how, partials))
 
 
 class DaskFunction:

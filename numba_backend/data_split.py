@@ -16,9 +16,11 @@ computed after it, so boundaries come in *levels*. `logsumexp`, for instance, fi
 takes a maximum (level 0), then sums the exponentials shifted by it (level 1). A mean
 is a sum and a count.
 
-Any other use of the data axis raises `UnsplittableGraphError` naming the node: sorting,
-indexing, reshaping or cumulating along it, or mixing rows with a global value that has
-the full data axis.
+Indexing keeps the rows when it takes every row (a full slice, or no entry, at the data
+axis) with a global index: `X[:, 0]`, `X[:, 1:]`, `X[:, None]`, `X[:, [0, 2]]` are
+per-row work. Any other use of the data axis raises `UnsplittableGraphError` naming the
+node: sorting, indexing, reshaping or cumulating along it, or mixing rows with a global
+value that has the full data axis.
 """
 
 from __future__ import annotations
@@ -29,13 +31,21 @@ import attrs
 
 from fgraph import Graph, Input, Variable, toposort
 from fgraph.node import Apply
+import numpy as np
+
+from fgraph import TensorType
+from ops.advanced_subtensor import AdvancedSubtensor
 from ops.dimshuffle import DimShuffle
 from ops.elemwise import ElementwiseOp
+from ops.indexing import FULL_SLICE, NewAxis, Symbolic, types_per_entry
 from ops.matmul import MatMul
-from ops.reduction import All, Any, Max, Min, Prod, Reduction, Sum
+from ops.reduction import Reduction
 from ops.shape_vector import Shape, ShapeI
+from ops.subtensor import Subtensor
 
-COMBINES = {Sum: "sum", Prod: "prod", Max: "max", Min: "min", All: "all", Any: "any"}
+Combine = np.ufunc | str
+"""How a boundary's chunk values combine: a reduction's `combine` ufunc, `"shape"` (the
+first chunk's shape with the data axis's entry summed) or `"first"` (any chunk's)."""
 
 
 class UnsplittableGraphError(ValueError):
@@ -64,11 +74,10 @@ Kind = Rows | Global
 @attrs.frozen
 class Boundary:
     """A node reducing a rows variable over its data axis: its per-chunk value (the same
-    op on the chunk) and how those combine (`sum`, `max`, ..., or `shape`: the first
-    chunk's shape with the data axis's entry summed)."""
+    op on the chunk) and how those combine."""
 
     node: Apply
-    combine: str
+    combine: Combine
     level: int
     data_axis: int
     placeholder: Input
@@ -135,11 +144,13 @@ def _classify(node: Apply, inputs: list[Kind]) -> Kind | Boundary:
         return Rows(op.order.index(first.axis), level)
     if isinstance(op, Reduction):
         if first.axis in op.axes:
-            return _boundary(node, COMBINES[type(op)], level, first.axis)
+            return _boundary(node, op.combine, level, first.axis)
         return Rows(first.axis - sum(axis < first.axis for axis in op.axes), level)
     if isinstance(op, (Shape, ShapeI)):
-        combine = "shape" if isinstance(op, Shape) else ("sum" if op.axis == first.axis else "first")
+        combine = "shape" if isinstance(op, Shape) else (np.add if op.axis == first.axis else "first")
         return _boundary(node, combine, level, first.axis)
+    if isinstance(op, (Subtensor, AdvancedSubtensor)):
+        return _indexed(node, inputs, level, first.axis)
     if isinstance(op, MatMul):
         return _matmul(node, inputs, level)
     raise _unsplittable(node, "it has no rule for chunked rows")
@@ -151,7 +162,7 @@ def _matmul(node: Apply, inputs: list[Kind], level: int) -> Kind | Boundary:
     x_axis = x_kind.axis if isinstance(x_kind, Rows) else None
     y_axis = y_kind.axis if isinstance(y_kind, Rows) else None
     if x_axis == rank - 1 and y_axis == rank - 2:
-        return _boundary(node, "sum", level, x_axis)  # the data axis is contracted
+        return _boundary(node, np.add, level, x_axis)  # the data axis is contracted
     if x_axis is not None and x_axis < rank - 1 and (y_axis == x_axis or (
             y_axis is None and (x_axis == rank - 2 or node.inputs[1].type.shape[x_axis] == 1))):
         return Rows(x_axis, level)
@@ -161,7 +172,35 @@ def _matmul(node: Apply, inputs: list[Kind], level: int) -> Kind | Boundary:
     raise _unsplittable(node, "it contracts the data axis of one operand only, or mixes data axes")
 
 
-def _boundary(node: Apply, combine: str, level: int, data_axis: int) -> Boundary:
+PROBE = 2**40 + 3
+"""A length no index spells out: the data axis's stand-in when finding where indexing
+puts it."""
+
+
+def _indexed(node: Apply, inputs: list[Kind], level: int, data_axis: int) -> Rows:
+    """`x[index]` keeps the rows when the index takes every row of `x` and does not
+    depend on the rows; the data axis then lands where the op's shape rule puts an axis
+    of the probe length."""
+    op = node.op
+    assert isinstance(op, (Subtensor, AdvancedSubtensor))
+    if not isinstance(inputs[0], Rows) or any(isinstance(kind, Rows) for kind in inputs[1:]):
+        raise _unsplittable(node, "its index depends on the chunked rows")
+    index_types = tuple(v.type for v in node.inputs[1:])
+    axis = 0
+    for entry, types in zip(op.idx_list, types_per_entry(op, op.idx_list, index_types)):
+        mask = isinstance(entry, Symbolic) and types[0].dtype == "bool"
+        taken = 0 if isinstance(entry, NewAxis) else types[0].ndim if mask else 1
+        if axis <= data_axis < axis + taken and entry != FULL_SLICE:
+            raise _unsplittable(node, "it indexes the data axis (only `:` keeps the rows)")
+        axis += taken
+    x = node.inputs[0].type
+    probe = TensorType(x.dtype, tuple(PROBE if a == data_axis else None for a in range(x.ndim)))
+    loose = [TensorType(t.dtype, (None,) * t.ndim) for t in index_types]
+    (result,) = op.infer(probe, *loose)
+    return Rows(result.shape.index(PROBE), level)
+
+
+def _boundary(node: Apply, combine: Combine, level: int, data_axis: int) -> Boundary:
     output = node.outputs[0]
     placeholder = Input(output.type, f"combined {node.op}")
     return Boundary(node, combine, level, data_axis, placeholder)

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from numba_backend.registry import (
     Allocation, ModuleBuilder, NodeInfo, dtype_expression, numba_kernel, scalar_kernel,
 )
@@ -73,29 +75,29 @@ def _extremum_update(accumulator: str, value: str, greater: str, nan_aware: bool
 def _combine(op: Reduction, accumulator: str, value: str, dtype: str) -> str:
     """The accumulator after one more element `value` (in the input dtype)."""
     converted = f"{dtype_expression(dtype)}({value})"
-    if isinstance(op, Sum):
-        return f"({accumulator} + {converted})"
-    if isinstance(op, Prod):
-        return f"({accumulator} * {converted})"
-    if isinstance(op, All):
-        return f"({accumulator} & ({value} != 0))"
-    if isinstance(op, Any):
-        return f"({accumulator} | ({value} != 0))"
-    if isinstance(op, (Max, Min)):
-        greater = ">" if isinstance(op, Max) else "<"
-        return _extremum_update(accumulator, value, greater, _is_float(dtype))
+    match op.combine:
+        case np.add:
+            return f"({accumulator} + {converted})"
+        case np.multiply:
+            return f"({accumulator} * {converted})"
+        case np.logical_and:
+            return f"({accumulator} & ({value} != 0))"
+        case np.logical_or:
+            return f"({accumulator} | ({value} != 0))"
+        case np.maximum | np.minimum:
+            greater = ">" if op.combine is np.maximum else "<"
+            return _extremum_update(accumulator, value, greater, _is_float(dtype))
     raise TypeError(f"no numba accumulation for {type(op).__name__}")
 
 
 def _initial(op: Reduction, first: str, dtype: str) -> str:
     """The accumulator before any element: the identity, or (for `Max` and `Min`, which
     have none) the group's first element `first`."""
-    if isinstance(op, (Max, Min)):
+    if op.identity is None:
         return first
-    if isinstance(op, (All, Any)):
-        return "True" if isinstance(op, All) else "False"
-    identity = "1" if isinstance(op, Prod) else "0"
-    return f"{dtype_expression(dtype)}({identity})"
+    if isinstance(op.identity, bool):
+        return str(op.identity)
+    return f"{dtype_expression(dtype)}({op.identity})"
 
 
 def _element(source: str, prefix: str, rank: int, innermost: str | None = None) -> str:
@@ -123,7 +125,7 @@ def _reduction(op: Reduction, node: NodeInfo, module: ModuleBuilder) -> list[str
     target = f"{output}[{_index([f'{prefix}j{axis}' for axis in kept])}]"
     first = f"{source}[{_index(['0' if a in op.axes else f'{prefix}j{a}' for a in range(rank)])}]"
     initial = _initial(op, first, dtype)
-    lines = _empty_axis_checks(op, source, reduced) if isinstance(op, (Max, Min)) else []
+    lines = _empty_axis_checks(op, source, reduced) if op.identity is None else []
     shape = "(" + "".join(f"{source}.shape[{axis}], " for axis in kept) + ")"
     if kept:
         lines.append(Allocation(output, shape, dtype))
@@ -134,7 +136,7 @@ def _reduction(op: Reduction, node: NodeInfo, module: ModuleBuilder) -> list[str
         lines.append(f"{indent}{target} = {_combine(op, initial, element, dtype)}")
         return lines
     if reduced == list(range(len(kept), rank)):  # trailing: accumulate in local scalars
-        if isinstance(op, (Sum, Prod)) and dtype in REASSOCIABLE:
+        if op.combine in (np.add, np.multiply) and dtype in REASSOCIABLE:
             lines += _reassociated(op, node, reduced, initial, indent)
         else:
             lines += _lanes(op, node, reduced, initial, indent)
@@ -159,7 +161,7 @@ REASSOCIABLE = ("float32", "float64")
 
 
 def _reassociated(
-    op: Sum | Prod, node: NodeInfo, reduced: Sequence[int], initial: str, group_indent: str
+    op: Reduction, node: NodeInfo, reduced: Sequence[int], initial: str, group_indent: str
 ) -> list[str]:
     """Lines leaving the float sum or product of one group in `{prefix}acc`: one running
     accumulator, whose updates LLVM splits into vector lanes."""
@@ -168,7 +170,7 @@ def _reassociated(
     rank = node.input_types[0].ndim
     dtype = node.output_types[0].dtype
     headers, indent = _loops(prefix, source, reduced, group_indent)
-    update = "assoc_add" if isinstance(op, Sum) else "assoc_mul"
+    update = "assoc_add" if op.combine is np.add else "assoc_mul"
     element = f"{dtype_expression(dtype)}({_element(source, prefix, rank)})"
     return [
         f"{group_indent}{prefix}acc = {initial}",

@@ -18,7 +18,7 @@ import builtins
 import math
 import operator
 from collections.abc import Callable, Iterable, Sequence
-from typing import SupportsIndex
+from typing import ClassVar, SupportsIndex
 
 import attrs
 import numpy as np
@@ -118,6 +118,12 @@ class Reduction(Op, abc.ABC):
     NumPy implementation (`reduce`), which also fixes the output dtype as NumPy's."""
 
     axes: tuple[int, ...] = attrs.field(converter=_as_axes, validator=_check_axes)
+    combine: ClassVar[np.ufunc]
+    """The reduction of two parts of a group from each part's reduction (`np.add` for a
+    sum): what compiled accumulators, chunked (Dask) and blocked reductions combine
+    partial results with."""
+    identity: ClassVar[bool | int | None]
+    """The result over no element, or None where an empty group is an error."""
 
     def vectorize(
         self, inputs: tuple[Variable, ...], batched: tuple[bool, ...], batch_ndim: int
@@ -143,6 +149,9 @@ class Reduction(Op, abc.ABC):
 @attrs.frozen(cache_hash=True)
 class Sum(Reduction):
     """Sum over `axes`; dtype as `numpy.sum` (ints widen to int64, bools count)."""
+
+    combine = np.add
+    identity = 0
 
     def reduce(self, x: Array, axes: tuple[int, ...]) -> Array:
         return np.asarray(np.sum(x, axis=axes))
@@ -182,6 +191,9 @@ class Prod(Reduction):
     own derivative treats the zero pattern as fixed: second derivatives are exact
     only where no element of the group is zero.
     """
+
+    combine = np.multiply
+    identity = 1
 
     def reduce(self, x: Array, axes: tuple[int, ...]) -> Array:
         return np.asarray(np.prod(x, axis=axes))
@@ -282,6 +294,9 @@ def _extremum_weights(x: Variable, extremum: Variable, axes: tuple[int, ...]) ->
 class Max(Extremum):
     """Maximum over `axes` (NaN propagates, as `numpy.max`)."""
 
+    combine = np.maximum
+    identity = None
+
     def reduce(self, x: Array, axes: tuple[int, ...]) -> Array:
         return np.asarray(np.max(x, axis=axes))
 
@@ -289,6 +304,9 @@ class Max(Extremum):
 @attrs.frozen(cache_hash=True)
 class Min(Extremum):
     """Minimum over `axes` (NaN propagates, as `numpy.min`)."""
+
+    combine = np.minimum
+    identity = None
 
     def reduce(self, x: Array, axes: tuple[int, ...]) -> Array:
         return np.asarray(np.min(x, axis=axes))
@@ -303,6 +321,9 @@ class Logical(Reduction, NonDifferentiable, abc.ABC):
 class All(Logical):
     """Whether all elements over `axes` are nonzero (True over an empty axis)."""
 
+    combine = np.logical_and
+    identity = True
+
     def reduce(self, x: Array, axes: tuple[int, ...]) -> Array:
         return np.asarray(np.all(x, axis=axes))
 
@@ -310,6 +331,9 @@ class All(Logical):
 @attrs.frozen(cache_hash=True)
 class Any(Logical):
     """Whether any element over `axes` is nonzero (False over an empty axis)."""
+
+    combine = np.logical_or
+    identity = False
 
     def reduce(self, x: Array, axes: tuple[int, ...]) -> Array:
         return np.asarray(np.any(x, axis=axes))

@@ -78,12 +78,38 @@ def test_means_logsumexps_and_chunked_outputs(client: Any) -> None:
         np.testing.assert_allclose(g, e, rtol=1e-12)
 
 
+COLUMNS = {
+    "one column": lambda X: pt.sum(X[:, 0] * X[:, 1]),
+    "a slice of columns": lambda X: pt.tanh(X[:, 1:]),
+    "a new axis": lambda X: (X[:, None] * X[:, :, None]).sum(axis=0),
+    "chosen columns": lambda X: pt.sum(X[:, [0, 2]], axis=0),
+    "a column mask": lambda X: X[:, np.array([True, False, True, False])] ** 2,
+    "transposed columns": lambda X: pt.sum(X.T[[3, 0]], axis=1),
+    "a column and its row count": lambda X: X[:, 2].sum() / X.shape[0],
+}
+
+
+@pytest.mark.parametrize("build", COLUMNS.values(), ids=COLUMNS.keys())
+def test_indexing_across_the_data_axis_is_row_wise(client: Any, build: Any) -> None:
+    X = pt.matrix("X")
+    output = build(X)
+    values = np.random.default_rng(3).normal(size=(500, 4))
+    (got,) = dask.compute(*dask_function([X], [output], chunked={X: 0})(
+        da.from_array(values, chunks=(128, 4))))
+    (expected,) = function([X], [output])(values)
+    assert np.shape(got) == np.shape(expected)
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
 @pytest.mark.parametrize(
     "build, message",
     [
         (lambda X: pt.cumsum(X, axis=0), "CumSum"),
         (lambda X: pt.sort(X, axis=0), "data axis"),
         (lambda X: X[::-1], "Subtensor"),
+        (lambda X: X[1:, 0], "only `:` keeps the rows"),
+        (lambda X: X[[0, 2]], "only `:` keeps the rows"),
+        (lambda X: X[:, 0][X[:, 1].astype("int64")], "index depends on the chunked rows"),
         (lambda X: X.T @ pt.ones((1000, 3)), "MatMul"),
     ],
 )
