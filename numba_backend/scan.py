@@ -19,6 +19,7 @@ a block of statements under the node's prefix. A loop is always an outlined kern
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 
 from fgraph import Constant, Graph, Op, TensorType, Variable
 from fgraph.aliasing import Aliasing
@@ -31,6 +32,7 @@ from numba_backend.registry import (
 from numba_backend.scalar import sequential_code
 from ops.elemwise import Elemwise
 from ops.fused import Fused
+from ops.loop_rows import RowLength, empty_row_lengths
 from ops.scan_op import Scan
 from rewrite.fusion import fuse_elemwise
 
@@ -101,8 +103,8 @@ def _scan(op: Scan, node: NodeInfo, module: ModuleBuilder) -> list[str]:
         lines += _write_row(name, initial_row, carries[k], carry_types[k], scalar, f"{p}q")
     ys_types = op.ys_types
     ys_names = [f"{p}y{y}" for y in range(op.n_ys)]
-    for name, ys_type in zip(ys_names, ys_types):
-        lines.append(Allocation(name, _empty_shape(ys_type, p), ys_type.dtype))
+    for name, ys_type, lengths in zip(ys_names, ys_types, empty_row_lengths(op)):
+        lines.append(Allocation(name, _empty_shape(ys_type, lengths, node.inputs, p), ys_type.dtype))
     if op.while_loop:
         lines.append(f"{p}done = 0")
 
@@ -258,13 +260,20 @@ def _write_row(
     return element_assignment(trace, value, value, row_type.ndim, counter, lead=row)
 
 
-def _empty_shape(row: TensorType, p: str) -> str:
+def _empty_shape(row: TensorType, lengths: tuple[RowLength, ...], inputs: Sequence[str], p: str) -> str:
     """The trace's shape before any step ran: n rows of the static row shape, or, when a
-    row length is unknown, no rows and 0 for the unknown lengths (what `Scan.perform`
-    gives after zero steps)."""
+    row length is unknown, no rows of the shape `Scan.perform` gives after zero steps
+    (`ops.loop_rows`: an outer input's length, else 0); the first step allocates it
+    again with its rows' shape."""
     if row.is_fully_static:
         return "(" + "".join(f"{length}, " for length in (f"{p}n", *row.shape)) + ")"
-    return "(" + "".join(f"{length or 0}, " for length in (0, *row.shape)) + ")"
+
+    def written(length: RowLength) -> str:
+        if isinstance(length, tuple):
+            return f"{inputs[length[0]]}.shape[{length[1]}]"
+        return str(length or 0)
+
+    return "(0, " + "".join(f"{written(length)}, " for length in lengths) + ")"
 
 
 def _window_rows(out: str, ring: str, window: int, row_type: TensorType, p: str) -> list[str]:

@@ -46,6 +46,7 @@ from fgraph import DTypeError, Graph, Op, Param, ShapeError, TensorType, Variabl
 from fgraph.dtypes import is_integer
 from fgraph.op import Array, Vectorized
 from ops.loop_layout import LoopInputs, LoopOutputs, StepParams, StepResults, T
+from ops.loop_rows import RowLength, empty_row_lengths
 
 
 def _check_inner_graph(instance: Scan, attribute: object, graph: Graph) -> None:
@@ -280,7 +281,10 @@ class Scan(Op):
                 ] if keep else None
                 for k, keep in enumerate(self.traced)
             ),
-            tuple(_stack(trace, t, None, self.reverse) for trace, t in zip(ys, self.ys_types)),
+            tuple(
+                _stack(trace, t, _row_shape(lengths, inputs), self.reverse)
+                for trace, t, lengths in zip(ys, self.ys_types, empty_row_lengths(self))
+            ),
             np.array(executed, dtype="int64") if self.while_loop else None,
         ).joined()
 
@@ -360,12 +364,21 @@ def _traced(row: TensorType, length: int | None) -> TensorType:
     return TensorType(row.dtype, (length, *row.shape))
 
 
+def _row_shape(lengths: tuple[RowLength, ...], inputs: Sequence[Array]) -> tuple[int, ...]:
+    """A per-step output's row shape after zero steps (`ops.loop_rows`)."""
+    return tuple(
+        length if isinstance(length, int) else 0 if length is None else inputs[length[0]].shape[length[1]]
+        for length in lengths
+    )
+
+
 def _stack(
     rows: list[Array], row_type: TensorType, known: tuple[int, ...] | None, reverse: bool
 ) -> Array:
     """The trace of `rows` (in the order the steps ran, a carry's initial value first,
-    or last for a reversed loop), indexed by step. With no rows, an empty trace whose
-    unknown row lengths are those of the carry, or 0."""
+    or last for a reversed loop), indexed by step. With no rows, an empty trace of the
+    `known` row shape (the carry's, or `ops.loop_rows`'), else with 0 for unknown
+    lengths."""
     if rows:
         return np.stack(rows[::-1] if reverse else rows)
     shape = known if known is not None else tuple(n or 0 for n in row_type.shape)

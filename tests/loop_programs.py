@@ -47,17 +47,7 @@ from fgraph import Variable
 
 Array = np.ndarray[Any, Any]
 
-OPEN_DEFECTS: Mapping[str, str] = types.MappingProxyType({
-    "pullbacks_of_zero_step_loops_of_unknown_lengths": (
-        "open: the gradient or Hessian of a program with a loop that runs zero steps "
-        "and inputs of unknown lengths can raise a shape error once optimized where "
-        "evaluate gives values: the rows of an empty per-step trace whose row lengths "
-        "are unknown have length 0, and work the rules move out of the pullback's loop "
-        "(`push_out_sequence_work`) then meets them on empty arrays of the true row "
-        "shape. The fix is the rows' true shape after zero steps, from the body's "
-        "shape graph"
-    ),
-})
+OPEN_DEFECTS: Mapping[str, str] = types.MappingProxyType({})
 """Generator switches that are off, each naming the open defect it hides: the fuzzer draws
 no program using the feature while its entry is here."""
 
@@ -793,13 +783,7 @@ def programs(draw: st.DrawFn, transforms: bool = True, compiled: bool = True) ->
             _vmap_reads_finals(d.loop, read_by_another=k == 0 and len(drawn) > 1)
             for k, d in enumerate(drawn)
         )
-        known = all(all(source.static) for source in drawing.sources)
-        pullbacks = known or all(d.runs > 0 for d in drawn) or drawing.enabled(
-            "pullbacks_of_zero_step_loops_of_unknown_lengths"
-        )
-        program = attrs.evolve(
-            program, transform=_draw_transform(drawing, program, vmappable, pullbacks)
-        )
+        program = attrs.evolve(program, transform=_draw_transform(drawing, program, vmappable))
     return program
 
 
@@ -1135,9 +1119,9 @@ def _draw_readers(
 
 
 def _draw_transform(
-    drawing: _Drawing, program: Program, vmappable: bool, pullbacks: bool
+    drawing: _Drawing, program: Program, vmappable: bool
 ) -> Transform:
-    """None, grad, Hessian, jvp or vmap, where allowed (`pullbacks`: grad and Hessian).
+    """None, grad, Hessian, jvp or vmap, where allowed.
     Derivatives only of programs whose results are all floats (the oracle checks the
     whole program, so every result must be in them)."""
     draw = drawing.draw
@@ -1145,7 +1129,7 @@ def _draw_transform(
     floats = tuple(k for k, (loop, output) in enumerate(readers) if loop.outputs[output].kind != "i")
     kinds: list[TransformKind] = ["none"]
     if len(floats) == len(readers):
-        kinds += ["jvp", "grad", "hessian"] if pullbacks else ["jvp"]
+        kinds += ["jvp", "grad", "hessian"]
     if vmappable:
         kinds.append("vmap")
     kind = draw(st.sampled_from(kinds))

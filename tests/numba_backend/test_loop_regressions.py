@@ -19,7 +19,7 @@ import ops as pt
 from fgraph import Graph, Variable, evaluate
 from numba_backend import function
 from rewrite import optimize
-from tests.loop_programs import OPEN_DEFECTS, Array
+from tests.loop_programs import Array
 
 
 def optimized(inputs: Sequence[Variable], outputs: Sequence[Variable], *values: object) -> list[Array]:
@@ -301,14 +301,11 @@ def test_accumulation_read_by_another_carry() -> None:
     np.testing.assert_allclose(optimized([s, a, b], [squashed], np.arange(4.0), 1.0, 0.0)[0], want)
 
 
-ZERO_STEP_ROWS = OPEN_DEFECTS["pullbacks_of_zero_step_loops_of_unknown_lengths"]
-
-
-@pytest.mark.xfail(strict=True, raises=ValueError, reason=ZERO_STEP_ROWS)
 def test_gradient_of_a_zero_step_map_over_taps() -> None:
     """Found by the long fuzz profile: taps [-3, -1, 3] over 6 rows leave zero steps; the
-    optimized gradient meets the empty trace's rows (length 0) on the sequence's
-    (length 1) and raises where evaluate gives zeros."""
+    optimized gradient met the empty trace's rows (length 0) on the sequence's
+    (length 1) and raised where evaluate gives zeros. The rows now have the sequence's
+    length (`ops.loop_rows`)."""
     s = pt.tensor("s", shape=(None, None, None))
     ys = pt.map(lambda a, b, c: c[0], sequences=[{"input": s, "taps": [-3, -1, 3]}])
     cost = pt.sin(ys[:1]).sum()
@@ -317,9 +314,11 @@ def test_gradient_of_a_zero_step_map_over_taps() -> None:
     want = evaluate([gradient], {s: value})[0]
     np.testing.assert_array_equal(want, np.zeros((6, 1, 1)))
     np.testing.assert_allclose(optimized([s], [gradient], value)[0], want)
+    np.testing.assert_allclose(compiled([s], [gradient], value)[0], want)
+    assert evaluate([ys], {s: value})[0].shape == (0, 1)
+    assert compiled([s], [ys], value)[0].shape == (0, 1)
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError, reason=ZERO_STEP_ROWS)
 def test_hessian_of_a_zero_step_loop() -> None:
     h0, d_h0 = pt.matrix("h0"), pt.matrix("d_h0")
     ys = pt.scan(lambda a, b: pt.tanh(pt.outer(a, a)[:, ::-1].sum(axis=0)),
@@ -331,6 +330,25 @@ def test_hessian_of_a_zero_step_loop() -> None:
     values = (np.array([[-1.5], [2.0], [-0.25]]), np.zeros((3, 1)))
     want = evaluate([hvp], dict(zip([h0, d_h0], values)))[0]
     np.testing.assert_allclose(optimized([h0, d_h0], [hvp], *values)[0], want)
+    np.testing.assert_allclose(compiled([h0, d_h0], [hvp], *values)[0], want)
+
+
+def test_rows_after_zero_steps_have_the_lengths_of_the_inputs_they_come_from() -> None:
+    """After zero steps a per-step output's rows have the length the step would give
+    where it is an input's length (of a sequence row, a carry, a non-sequence), and 0
+    where the step computes it from values (an arange of a carry's value; an arange of
+    an outer `n` is a non-sequence the loop passes through, of its length)."""
+    s, c, w = pt.matrix("s"), pt.vector("c"), pt.matrix("w")
+    n = pt.scalar("n", dtype="int64")
+    outputs = pt.scan(
+        lambda row, carry, w: (carry, row * 2.0, pt.outer(carry, row), w.T, pt.arange(n),
+                               pt.arange(pt.cast(carry[0], "int64"))),
+        sequences=[s], outputs_info=[c, None, None, None, None, None], non_sequences=[w],
+    )[1:]
+    values = (np.zeros((0, 3)), np.ones(2), np.ones((4, 5)), np.array(2))
+    want = [(0, 3), (0, 2, 3), (0, 5, 4), (0, 2), (0, 0)]
+    assert [v.shape for v in evaluate(outputs, dict(zip([s, c, w, n], values)))] == want
+    assert [v.shape for v in compiled([s, c, w, n], outputs, *values)] == want
 
 
 def test_grad_through_a_fold_over_a_static_empty_sequence() -> None:
