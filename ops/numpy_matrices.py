@@ -79,14 +79,18 @@ def _difference(
     return sub(mul(p, q), mul(r, s))
 
 
-def triu_indices(n: TensorLike, k: TensorLike = 0, m: TensorLike | None = None) -> tuple[Variable, Variable]:
+def triu_indices(
+    n: TensorLike, k: TensorLike = 0, m: TensorLike | None = None
+) -> tuple[Variable, Variable]:
     """The row and column indices (int64 vectors, in row-major order) of the elements
     on and above diagonal `k` of an (n, m) matrix (m = n by default), as
     `numpy.triu_indices`; n, m and k may be integer scalar variables."""
     return _triangle_indices(n, k, m, upper=True)
 
 
-def tril_indices(n: TensorLike, k: TensorLike = 0, m: TensorLike | None = None) -> tuple[Variable, Variable]:
+def tril_indices(
+    n: TensorLike, k: TensorLike = 0, m: TensorLike | None = None
+) -> tuple[Variable, Variable]:
     """The row and column indices (int64 vectors, in row-major order) of the elements
     on and below diagonal `k` of an (n, m) matrix (m = n by default), as
     `numpy.tril_indices`; n, m and k may be integer scalar variables."""

@@ -217,14 +217,16 @@ def test_stacks_keep_static_lengths() -> None:
 @pytest.mark.parametrize("name", ["triu_indices", "tril_indices"])
 def test_triangle_indices_match_numpy_for_constant_and_variable_sizes(name: str) -> None:
     ours, numpys = getattr(pt, name), getattr(np, name)
-    n, m, k = pt.scalar("n", dtype="int64"), pt.scalar("m", dtype="int32"), pt.scalar("k", dtype="int64")
+    n, k = pt.scalar("n", dtype="int64"), pt.scalar("k", dtype="int64")
+    m = pt.scalar("m", dtype="int32")
     variable = [ours(n), ours(n, k), ours(n, k, m)]
     outputs = [index for pair in variable for index in pair]
     compiled = function([n, m, k], outputs)
-    for rows, columns, offset in [(4, 4, 0), (3, 5, 1), (5, 3, -2), (0, 0, 0), (1, 1, 0), (3, 4, 9)]:
+    sizes = [(4, 4, 0), (3, 5, 1), (5, 3, -2), (0, 0, 0), (1, 1, 0), (3, 4, 9)]
+    for rows, columns, offset in sizes:
         expected = [numpys(rows), numpys(rows, offset), numpys(rows, offset, columns)]
         want = [np.asarray(index) for pair in expected for index in pair]
-        feed = {n: np.int64(rows), m: np.int32(columns), k: np.int64(offset)}
+        feed: dict[Variable, Any] = {n: np.int64(rows), m: np.int32(columns), k: np.int64(offset)}
         for got, e in zip(evaluate(outputs, feed), want):
             _assert_same(got, e)
         for got, e in zip(compiled(np.int64(rows), np.int32(columns), np.int64(offset)), want):
@@ -255,8 +257,10 @@ def test_tile_with_variable_counts() -> None:
     outputs = [pt.tile(x, [n, 2]), pt.tile(x, reps), pt.tile(x, n), pt.tile(x, [1, n])]
     assert outputs[0].type.shape == (None, None) and outputs[1].ndim == 3
     compiled = function([x, n, reps], outputs)
-    for value, count, counts in [(M, 3, (2, 1, 2)), (M[:1], 0, (0, 3, 1)), (np.zeros((0, 2)), 1, (1, 1, 1))]:
-        feed = {x: value, n: np.int64(count), reps: np.array(counts, "int32")}
+    for value, count, counts in [
+        (M, 3, (2, 1, 2)), (M[:1], 0, (0, 3, 1)), (np.zeros((0, 2)), 1, (1, 1, 1))
+    ]:
+        feed: dict[Variable, Any] = {x: value, n: np.int64(count), reps: np.array(counts, "int32")}
         want = [np.tile(value, (count, 2)), np.tile(value, counts), np.tile(value, count),
                 np.tile(value, (1, count))]
         for got in (evaluate(outputs, feed), compiled(*feed.values())):
@@ -316,7 +320,7 @@ def test_gradients_at_replaced_and_filled_elements() -> None:
 
 def test_bad_input_gets_clear_errors() -> None:
     unknown = pt.matrix("rows")
-    with pytest.raises(ShapeError, match=r"cross: axis 1 of a .*static length 2 or 3, got unknown"):
+    with pytest.raises(ShapeError, match=r"cross: axis 1 of a .*length 2 or 3, got unknown"):
         pt.cross(unknown, unknown)
     with pytest.raises(ShapeError, match="cross: axis 1 of b .*got 4"):
         pt.cross(pt.matrix("a", shape=(2, 3)), pt.matrix("b", shape=(2, 4)))
@@ -329,9 +333,9 @@ def test_bad_input_gets_clear_errors() -> None:
     cube = pt.tensor3("cube")
     with pytest.raises(ShapeError):  # unequal lengths found when run
         evaluate([pt.fill_diagonal(cube, 1.0)], {cube: np.zeros((2, 3, 2))})
-    with pytest.raises(ValueError, match="take: mode must be 'raise', 'wrap' or 'clip', got 'nearest'"):
+    with pytest.raises(ValueError, match="take: mode must be 'raise', 'wrap' or 'clip'"):
         pt.take(pt.vector("x"), [0], mode="nearest")
-    with pytest.raises(TypeError, match="triu_indices n: expected an integer scalar, got float64"):
+    with pytest.raises(TypeError, match="triu_indices n: expected an integer scalar, got float"):
         pt.triu_indices(pt.scalar("n"))
     with pytest.raises(ValueError, match="tril_indices: negative dimensions"):
         pt.tril_indices(-1)
