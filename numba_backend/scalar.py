@@ -87,6 +87,7 @@ from ops.scalar import (
     Tan,
     Tanh,
     TrueDiv,
+    Trunc,
 )
 
 
@@ -149,6 +150,7 @@ _IN_COMMON_DTYPE: tuple[tuple[type[ScalarOp], str], ...] = (
     (Invert, "np.invert({0})"),  # logical not on bools
     (Floor, "np.floor({0})"),
     (Ceil, "np.ceil({0})"),
+    (Trunc, "np.trunc({0})"),
     (Exp2, "np.exp2({0})"),
     (Log2, "np.log2({0})"),
     (Log10, "np.log10({0})"),

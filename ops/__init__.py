@@ -45,6 +45,16 @@ from ops.numpy_functions import (
     tril,
     triu,
 )
+from ops.numpy_elementwise import ceil_intdiv, deg2rad, nan_to_num, rad2deg
+from ops.numpy_matrices import (
+    cross,
+    fill_diagonal,
+    tril_indices,
+    tril_indices_from,
+    triu_indices,
+    triu_indices_from,
+)
+from ops.stacking import atleast_1d, atleast_2d, atleast_3d, column_stack, dstack, hstack, vstack
 from ops.convert import as_tensor, constant
 from ops.creation import (
     ARange,
@@ -129,6 +139,7 @@ from ops.elemwise import (
     tan,
     tanh,
     true_div,
+    trunc,
     where,
 )
 from ops.grad import DisconnectedInputError, grad, hessian, jacobian, jvp, vjp
@@ -423,4 +434,22 @@ __all__ = [
     "where",
     "zeros",
     "zeros_like",
+    "atleast_1d",
+    "atleast_2d",
+    "atleast_3d",
+    "ceil_intdiv",
+    "column_stack",
+    "cross",
+    "deg2rad",
+    "dstack",
+    "fill_diagonal",
+    "hstack",
+    "nan_to_num",
+    "rad2deg",
+    "tril_indices",
+    "tril_indices_from",
+    "triu_indices",
+    "triu_indices_from",
+    "trunc",
+    "vstack",
 ]

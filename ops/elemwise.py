@@ -92,6 +92,7 @@ from ops.scalar import (
     Tan,
     Tanh,
     TrueDiv,
+    Trunc,
 )
 
 
@@ -521,6 +522,12 @@ def floor(x: TensorLike) -> Variable:
 def ceil(x: TensorLike) -> Variable:
     """The smallest integer >= x."""
     return elemwise(Ceil(), x)
+
+
+def trunc(x: TensorLike) -> Variable:
+    """The integer part of x, rounding toward zero (`trunc(-1.5) == -1`), as
+    `numpy.trunc`; integers stay integers."""
+    return elemwise(Trunc(), x)
 
 
 def round(x: TensorLike, decimals: int = 0) -> Variable:

@@ -1,7 +1,8 @@
 """NumPy's and PyTensor's array functions that are compositions of existing ops:
 `relu`, `logaddexp`, `isclose`, `allclose`, `ifelse`, `floor_divide`, `power`, `flip`,
-`swapaxes`, `moveaxis`, `ravel`, `roll`, `diff`, `tile`, `repeat`, `pad`, `split`,
-`diagonal`, `diag`, `trace`, `tril`, `triu`, `tensordot`, `linspace`, `meshgrid`.
+`swapaxes`, `moveaxis`, `ravel`, `roll`, `diff`, `tile` (counts may be variables),
+`repeat`, `pad`, `split`, `diagonal`, `diag`, `trace`, `tril`, `triu`, `tensordot`,
+`linspace`, `meshgrid`.
 
 Being compositions, they need no kernel of their own, fuse and compile like what they
 are built from, and differentiate through their parts.
@@ -45,6 +46,7 @@ from ops.matmul import matmul
 from ops.reduction import all as reduce_all
 from ops.reduction import sum as reduce_sum
 from ops.reshape import flatten, reshape
+from ops.shape_vector import ShapeLike, as_shape_vector, shape_i
 from ops.subtensor import set_subtensor
 
 
@@ -161,17 +163,35 @@ def diff(x: TensorLike, n: int = 1, axis: int = -1) -> Variable:
     return variable
 
 
-def tile(x: TensorLike, reps: int | Sequence[int]) -> Variable:
-    """`x` repeated `reps[i]` times along axis i, as `numpy.tile` (static counts)."""
+def tile(x: TensorLike, reps: ShapeLike) -> Variable:
+    """`x` repeated `reps[i]` times along axis i, as `numpy.tile`. `reps` is an int, a
+    sequence of ints and integer scalar variables, or an integer vector variable of
+    static length; the shorter of `x`'s axes and `reps` is padded with leading ones.
+    Each repeated axis gets a new axis before it, broadcast to the count and merged with
+    it by one reshape, whose derivative sums the copies."""
     variable = as_tensor(x, name="tile")
-    counts = [reps] if isinstance(reps, int) else list(reps)
-    while variable.ndim < len(counts):
+    counts = as_shape_vector(reps, "tile reps")
+    while variable.ndim < len(counts.static):
         variable = expand_dims(variable, 0)
-    counts = [1] * (variable.ndim - len(counts)) + counts
-    for axis, count in enumerate(counts):
-        if count != 1:
-            variable = concatenate([variable] * count, axis=axis)
-    return variable
+    padding = variable.ndim - len(counts.static)
+    new_axes: list[int] = []  # where the count axes stand in the stretched array
+    stretched: list[Variable | int] = []
+    tiled: list[Variable | int] = []
+    for axis in range(variable.ndim):
+        static_length = variable.type.shape[axis]
+        length = shape_i(variable, axis) if static_length is None else static_length
+        known = counts.static[axis - padding] if axis >= padding else 1
+        if known == 1:
+            stretched.append(length)
+            tiled.append(length)
+            continue
+        count = counts.variable[axis - padding] if known is None else known
+        new_axes.append(len(stretched))
+        stretched += [count, length]
+        tiled.append(count * length)
+    if not new_axes:
+        return variable
+    return reshape(broadcast_to(expand_dims(variable, new_axes), stretched), tiled)
 
 
 def repeat(x: TensorLike, repeats: int, axis: int | None = None) -> Variable:

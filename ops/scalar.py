@@ -468,6 +468,14 @@ class Ceil(_NonDifferentiable):
 
 
 @attrs.frozen
+class Trunc(_NonDifferentiable):
+    """Rounding toward zero, as `numpy.trunc` (integers keep their dtype)."""
+
+    nin = 1
+    ufunc = np.trunc
+
+
+@attrs.frozen
 class Round(_NonDifferentiable):
     """`numpy.round`: halves go to the nearest even value (`decimals` may be negative)."""
 

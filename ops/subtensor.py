@@ -20,7 +20,7 @@ from fgraph.operators import TensorLike
 from ops.advanced_subtensor import AdvancedIncSubtensor, AdvancedSubtensor
 from ops.convert import as_tensor, as_tensors_weak
 from ops.dimshuffle import normalize_axis
-from ops.elemwise import as_destroy_map, cast
+from ops.elemwise import as_destroy_map, cast, clip, mod
 from ops.index_parsing import parse_index
 from ops.indexing import (
     IndexRead,
@@ -37,6 +37,7 @@ from ops.indexing import (
     types_per_entry,
 )
 from ops.reshape import flatten
+from ops.shape_vector import shape_i
 from ops.indexing import FULL_SLICE
 
 Shape = tuple[int | None, ...]
@@ -184,14 +185,25 @@ def _update_value(x: Variable, y: TensorLike, name: str) -> Variable:
     return cast(value, x.dtype)
 
 
-def take(x: TensorLike, indices: TensorLike, axis: int | None = None) -> Variable:
+def take(
+    x: TensorLike, indices: TensorLike, axis: int | None = None, mode: str = "raise"
+) -> Variable:
     """Elements of `x` at integer `indices` along `axis`, as `numpy.take` (over the
-    flattened `x` when `axis` is None)."""
+    flattened `x` when `axis` is None). `mode` says what an index outside [-n, n) does:
+    "raise" an IndexError (negative indices count from the end), "wrap" around (the
+    index modulo n), or "clip" to [0, n - 1] (so negative indices give the first
+    element, as in NumPy). An empty axis has no element to wrap or clip to: it raises."""
     variable = as_tensor(x, name="take")
     if axis is None:
-        return take(flatten(variable), indices, axis=0)
+        return take(flatten(variable), indices, axis=0, mode=mode)
     leading = normalize_axis(axis, variable.ndim, "take")
     index = as_tensor(indices, name="take indices")
     if not is_integer(index.dtype):
         raise TypeError(f"take: indices must have an integer dtype, got {index.dtype}")
+    if mode not in ("raise", "wrap", "clip"):
+        raise ValueError(f"take: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
+    if mode != "raise":
+        length = shape_i(variable, leading)
+        position = cast(index, "int64")
+        index = mod(position, length) if mode == "wrap" else clip(position, 0, length - 1)
     return getitem(variable, (slice(None),) * leading + (index,))

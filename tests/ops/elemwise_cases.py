@@ -40,6 +40,13 @@ reference_erf = in_float64(np.vectorize(math.erf, otypes=["float64"]))
 reference_erfc = in_float64(np.vectorize(math.erfc, otypes=["float64"]))
 
 
+def reference_ceil_intdiv(a: Array, b: Array) -> Array:
+    """PyTensor's definition: a // b, plus one where a % b leaves a remainder."""
+    quotient = np.floor_divide(a, b)
+    result: Array = quotient + (np.mod(a, b) != 0).astype(quotient.dtype)
+    return result
+
+
 @attrs.frozen
 class Case:
     name: str
@@ -103,6 +110,12 @@ CASES: tuple[Case, ...] = (
     Case("floor", pt.floor, np.floor, (WIDE,), differentiable=False),
     Case("ceil", pt.ceil, np.ceil, (WIDE,), differentiable=False),
     Case("round", pt.round, np.round, (WIDE,), differentiable=False),
+    Case("trunc", pt.trunc, np.trunc, (WIDE,), differentiable=False),
+    Case("ceil_intdiv", pt.ceil_intdiv, reference_ceil_intdiv, (WIDE, POSITIVE),
+         differentiable=False),
+    Case("deg2rad", pt.deg2rad, np.deg2rad, (WIDE,)),
+    Case("rad2deg", pt.rad2deg, np.rad2deg, (WIDE,)),
+    Case("nan_to_num", pt.nan_to_num, np.nan_to_num, (WIDE,)),
     Case("lt", pt.lt, np.less, (WIDE, WIDE), differentiable=False),
     Case("le", pt.le, np.less_equal, (WIDE, WIDE), differentiable=False),
     Case("gt", pt.gt, np.greater, (WIDE, WIDE), differentiable=False),

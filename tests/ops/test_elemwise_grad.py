@@ -134,7 +134,8 @@ def test_where_sends_the_derivative_to_the_chosen_branch() -> None:
 
 
 @pytest.mark.parametrize(
-    "build", [pt.floor, pt.ceil, pt.round, pt.sign, lambda x: pt.lt(x, 0), pt.isnan, pt.isinf]
+    "build",
+    [pt.floor, pt.ceil, pt.trunc, pt.round, pt.sign, lambda x: pt.lt(x, 0), pt.isnan, pt.isinf],
 )
 def test_piecewise_constant_and_discrete_functions_have_no_derivative(
     build: Callable[[Variable], Variable],
