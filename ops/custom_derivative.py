@@ -18,8 +18,9 @@ so its pullback is the rule's graph differentiated with respect to the tangents
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable, Sequence
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, ParamSpec, TypeVar, cast
 
 import numpy as np
 
@@ -33,7 +34,8 @@ from ops.op_from_graph import PullbackFunction, PushforwardFunction, op_from_gra
 Result = Variable | tuple[Variable, ...]
 """What a decorated function returns: one variable or a tuple of them."""
 
-Function = TypeVar("Function", bound=Callable[..., Any])
+Arguments = ParamSpec("Arguments")
+Value = TypeVar("Value", bound=Result)
 ForwardRule = Callable[..., object]
 """custom_vjp's forward rule: called like the function, returns (its value, residuals)."""
 BackwardRule = Callable[[Any, Any], Sequence[Variable | None]]
@@ -43,15 +45,17 @@ JvpRule = Callable[[tuple[Variable, ...], tuple[Variable, ...]], object]
 """custom_jvp's rule: (arguments, their tangents) -> (value, output tangents)."""
 
 
-class _CustomDerivative(Generic[Function]):
-    """A function applied as one `OpFromGraph` whose derivatives the subclass defines."""
+class _CustomDerivative(Generic[Arguments, Value]):
+    """A function applied as one `OpFromGraph` whose derivatives the subclass defines;
+    called with the function's own signature (arguments bound to its parameters)."""
 
     kind = "custom derivative"
 
-    def __init__(self, function: Function) -> None:
+    def __init__(self, function: Callable[Arguments, Value]) -> None:
         if not callable(function):
             raise TypeError(f"{self.kind}: expected a function, got {function!r}")
         self.function = function
+        self._build: Callable[..., Result] = function  # called on stand-in variables
         self._overrides: dict[bool, tuple[PullbackFunction, PushforwardFunction]] = {}
         functools.update_wrapper(self, function)
 
@@ -59,15 +63,21 @@ class _CustomDerivative(Generic[Function]):
     def name(self) -> str:
         return getattr(self.function, "__name__", type(self.function).__name__)
 
-    def __call__(self, *arguments: Any) -> Result:
+    def __call__(self, *args: Arguments.args, **kwargs: Arguments.kwargs) -> Value:
+        bound = inspect.signature(self.function).bind(*args, **kwargs)
+        if bound.kwargs:
+            raise TypeError(f"{self.kind} {self.name}: keyword-only arguments are not supported")
+        arguments = bound.args
         values = [
             as_tensor(argument, name=f"{self.name} argument {number}")
             for number, argument in enumerate(arguments)
         ]
         stand_ins = [Input(value.type, f"argument{number}") for number, value in enumerate(values)]
-        result = self.function(*stand_ins)
+        result = self._build(*stand_ins)
         single = isinstance(result, Variable)
-        outputs = [result] if single else _variables(result, f"{self.name} returned")
+        outputs = [result] if isinstance(result, Variable) else _variables(
+            result, f"{self.name} returned"
+        )
         pullback, pushforward = self._rules_for(single)
         try:
             op = op_from_graph(
@@ -80,7 +90,7 @@ class _CustomDerivative(Generic[Function]):
                 f"arguments; pass them as arguments: {error}"
             ) from error
         applied = op.apply(*values)
-        return applied[0] if single else applied
+        return cast(Value, applied[0] if single else applied)
 
     def _rules_for(self, single: bool) -> tuple[PullbackFunction, PushforwardFunction]:
         """The override functions, made once per shape of result so that ops built by
@@ -94,13 +104,13 @@ class _CustomDerivative(Generic[Function]):
         raise NotImplementedError
 
 
-class CustomVJP(_CustomDerivative[Function]):
+class CustomVJP(_CustomDerivative[Arguments, Value]):
     """A function with a reverse-mode derivative of its own (JAX's `custom_vjp`): define
     the rules with `defvjp(forward, backward)` before taking a gradient."""
 
     kind = "custom_vjp"
 
-    def __init__(self, function: Function) -> None:
+    def __init__(self, function: Callable[Arguments, Value]) -> None:
         super().__init__(function)
         self._rules: tuple[ForwardRule, BackwardRule] | None = None
 
@@ -144,13 +154,13 @@ class CustomVJP(_CustomDerivative[Function]):
         return pullback, pushforward
 
 
-class CustomJVP(_CustomDerivative[Function]):
+class CustomJVP(_CustomDerivative[Arguments, Value]):
     """A function with a forward-mode derivative of its own (JAX's `custom_jvp`), from
     which its reverse mode follows: define the rule with `defjvp(rule)`."""
 
     kind = "custom_jvp"
 
-    def __init__(self, function: Function) -> None:
+    def __init__(self, function: Callable[Arguments, Value]) -> None:
         super().__init__(function)
         self._rule: JvpRule | None = None
 
@@ -220,7 +230,7 @@ class CustomJVP(_CustomDerivative[Function]):
         return pullback, pushforward
 
 
-def custom_vjp(function: Function) -> CustomVJP[Function]:
+def custom_vjp(function: Callable[Arguments, Value]) -> CustomVJP[Arguments, Value]:
     """Give `function` (which builds a graph from variables) a reverse-mode derivative of
     your own, as JAX's `jax.custom_vjp`::
 
@@ -242,7 +252,7 @@ def custom_vjp(function: Function) -> CustomVJP[Function]:
     return CustomVJP(function)
 
 
-def custom_jvp(function: Function) -> CustomJVP[Function]:
+def custom_jvp(function: Callable[Arguments, Value]) -> CustomJVP[Arguments, Value]:
     """Give `function` (which builds a graph from variables) a derivative of your own,
     as JAX's `jax.custom_jvp`::
 
