@@ -8,6 +8,7 @@ require_package("rewrite")
 from numba_backend import advanced_indexing as _advanced_indexing
 from numba_backend import creation as _creation
 from numba_backend import dimshuffle as _dimshuffle
+from numba_backend import gradient_control as _gradient_control
 from numba_backend import indexing as _indexing
 from numba_backend import join as _join
 from numba_backend import linalg as _linalg

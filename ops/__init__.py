@@ -143,6 +143,8 @@ from ops.elemwise import (
     where,
 )
 from ops.grad import DisconnectedInputError, grad, hessian, jacobian, jvp, vjp
+from ops.gradient_control import disconnected_grad, stop_gradient, zero_grad
+from ops.custom_derivative import custom_jvp, custom_vjp
 from ops import linalg as linalg
 from ops.einsum import einsum
 from ops.linalg import kron
@@ -283,10 +285,13 @@ __all__ = [
     "cosh",
     "cumprod",
     "cumsum",
+    "custom_jvp",
+    "custom_vjp",
     "diag",
     "diagonal",
     "diff",
     "digamma",
+    "disconnected_grad",
     "dmatrix",
     "dot",
     "dvector",
@@ -408,6 +413,7 @@ __all__ = [
     "squeeze",
     "stack",
     "std",
+    "stop_gradient",
     "sub",
     "sum",
     "swapaxes",
@@ -432,6 +438,7 @@ __all__ = [
     "vjp",
     "vmap",
     "where",
+    "zero_grad",
     "zeros",
     "zeros_like",
     "atleast_1d",

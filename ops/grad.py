@@ -12,8 +12,9 @@ boolean variable stops there (its `None` means zero, as in the op protocol).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from typing import Literal, overload
+from typing import Literal, get_args, overload
 
 import numpy as np
 
@@ -23,9 +24,13 @@ from fgraph.node import Apply
 from ops.convert import constant
 from ops.dimshuffle import DimShuffle
 from ops.elemwise import add, cast, second, zeros_like
+from ops.gradient_control import StopGradient
 from ops.stable import StableForm, stable_form
 
-Disconnected = Literal["raise", "zero"]
+Disconnected = Literal["raise", "warn", "ignore", "zero"]
+"""What `grad` does for a `wrt` the cost does not depend on: raise DisconnectedInputError,
+or give zeros with a warning (`"warn"`) or silently (`"ignore"`, PyTensor's name, or
+`"zero"`)."""
 
 
 class DisconnectedInputError(ValueError):
@@ -37,6 +42,7 @@ def grad(
     cost: Variable | None,
     wrt: Variable,
     *,
+    consider_constant: Iterable[Variable] | None = None,
     known_grads: Mapping[Variable, Variable] | None = None,
     disconnected_inputs: Disconnected = "raise",
 ) -> Variable: ...
@@ -47,6 +53,7 @@ def grad(
     cost: Variable | None,
     wrt: Sequence[Variable],
     *,
+    consider_constant: Iterable[Variable] | None = None,
     known_grads: Mapping[Variable, Variable] | None = None,
     disconnected_inputs: Disconnected = "raise",
 ) -> list[Variable]: ...
@@ -56,44 +63,84 @@ def grad(
     cost: Variable | None,
     wrt: Variable | Sequence[Variable],
     *,
+    consider_constant: Iterable[Variable] | None = None,
     known_grads: Mapping[Variable, Variable] | None = None,
     disconnected_inputs: Disconnected = "raise",
 ) -> Variable | list[Variable]:
-    """Gradient of the scalar `cost` with respect to `wrt` (a variable or a sequence).
+    """Gradient of the scalar `cost` with respect to `wrt` (a variable or a sequence), as
+    PyTensor's `grad`.
 
-    `known_grads` maps intermediate variables to cotangents to start from (with or
-    without a cost; they add to what flows from the cost). A `wrt` the cost does not
-    depend on raises DisconnectedInputError, or gets zeros with
-    `disconnected_inputs="zero"`.
+    `consider_constant` lists variables treated as constants: no gradient flows through
+    them to what computes them (their own gradient, if asked for, is still given).
+    `known_grads` maps variables to their known gradients, with or without a cost: each
+    is the whole gradient of that variable (what the cost would send it is not added; a
+    known gradient of the cost itself replaces the seed 1). A `wrt` the cost does not
+    depend on (or only through `disconnected_grad` or `consider_constant`) raises
+    DisconnectedInputError, or gets zeros with `disconnected_inputs="warn"` (and a
+    warning) or `"ignore"` (`"zero"` is the same); one reached only through
+    `stop_gradient` gets zeros in any case.
     """
+    if disconnected_inputs not in get_args(Disconnected):
+        raise ValueError(
+            f"grad: disconnected_inputs must be one of {get_args(Disconnected)}, "
+            f"got {disconnected_inputs!r}"
+        )
     targets = [wrt] if isinstance(wrt, Variable) else list(wrt)
     _check_differentiable(targets, "grad")
+    known = dict(known_grads or {})
+    _check_differentiable(known, "grad known_grads")
     pairs: list[tuple[Variable, Variable]] = []
     if cost is not None:
+        if not isinstance(cost, Variable):
+            raise TypeError(f"grad: cost must be a Variable or None, got {cost!r}")
         if cost.ndim != 0:
             raise TypeError(f"grad: cost must be a scalar, got {cost.type}; sum it or use jacobian")
         if not is_inexact(cost.dtype):
             raise TypeError(f"grad: cost must be a float, got {cost.dtype}")
-        # The constant 1, not ones_like(cost): a seed reading the cost would make every
-        # derivative depend on the whole cost (each term of a sum on all the others).
-        pairs.append((cost, constant(np.ones((), dtype=cost.dtype))))
-    _check_differentiable(known_grads or (), "grad known_grads")
-    for variable, cotangent in (known_grads or {}).items():
+        if cost not in known:
+            # The constant 1, not ones_like(cost): a seed reading the cost would make every
+            # derivative depend on the whole cost (each term of a sum on all the others).
+            pairs.append((cost, constant(np.ones((), dtype=cost.dtype))))
+    for variable, cotangent in known.items():
         pairs.append((variable, _checked(cotangent, variable, "grad known_grads")))
     if not pairs:
         raise ValueError("grad: give a cost or known_grads")
-    gradients = backpropagate(sum_by_variable(pairs), targets)
+    constants = _constants(consider_constant)
+    gradients = backpropagate(
+        sum_by_variable(pairs), targets, constants=constants, final=frozenset(known)
+    )
     results: list[Variable] = []
     for target, gradient in zip(targets, gradients):
         if gradient is None:
-            if disconnected_inputs == "raise":
-                raise DisconnectedInputError(
-                    f"grad: the cost does not depend on {display_name(target)}; pass "
-                    'disconnected_inputs="zero" to get zeros'
-                )
+            _disconnected(target, disconnected_inputs)
             gradient = zeros_like(target)
         results.append(gradient)
     return results[0] if isinstance(wrt, Variable) else results
+
+
+def _constants(consider_constant: Iterable[Variable] | None) -> frozenset[Variable]:
+    if consider_constant is None:
+        return frozenset()
+    if isinstance(consider_constant, Variable) or not isinstance(consider_constant, Iterable):
+        raise TypeError(
+            f"grad: consider_constant must be a list of variables, got {consider_constant!r}"
+        )
+    variables = list(consider_constant)
+    for variable in variables:
+        if not isinstance(variable, Variable):
+            raise TypeError(f"grad: consider_constant must hold variables, got {variable!r}")
+    return frozenset(variables)
+
+
+def _disconnected(target: Variable, rule: Disconnected) -> None:
+    """Apply `grad`'s `disconnected_inputs` rule to a `wrt` the cost does not depend on."""
+    message = f"grad: the cost does not depend on {display_name(target)}"
+    if rule == "raise":
+        raise DisconnectedInputError(
+            f'{message}; pass disconnected_inputs="ignore" (or "warn") to get zeros'
+        )
+    if rule == "warn":
+        warnings.warn(f"{message}; its gradient is zeros", UserWarning, stacklevel=3)
 
 
 def vjp(
@@ -143,7 +190,7 @@ def jacobian(expression: Variable, wrt: Variable) -> Variable:
     from ops.shape import stack
 
     if expression.ndim == 0:
-        return grad(expression, wrt, disconnected_inputs="zero")
+        return grad(expression, wrt, disconnected_inputs="ignore")
     if expression.ndim != 1:
         raise TypeError(f"jacobian: expression must be a scalar or a vector, got {expression.type}")
     length = expression.type.shape[0]
@@ -154,7 +201,7 @@ def jacobian(expression: Variable, wrt: Variable) -> Variable:
         # result does not need the expression's value).
         empty = DimShuffle((0, *(None,) * wrt.ndim))(constant(np.zeros(0, dtype=wrt.dtype)))
         return second(empty, zeros_like(DimShuffle((None, *range(wrt.ndim)))(wrt)))
-    rows = [grad(expression[i], wrt, disconnected_inputs="zero") for i in range(length)]
+    rows = [grad(expression[i], wrt, disconnected_inputs="ignore") for i in range(length)]
     return stack(rows)
 
 
@@ -166,7 +213,7 @@ def _jacobian_loop(expression: Variable, wrt: Variable) -> Variable:
     from ops.scan import map as loop_map
 
     def row(entry: Variable) -> Variable:
-        return grad(expression[entry], wrt, disconnected_inputs="zero")
+        return grad(expression[entry], wrt, disconnected_inputs="ignore")
 
     rows: Variable = loop_map(row, arange(expression.shape[0]))
     return rows
@@ -175,27 +222,52 @@ def _jacobian_loop(expression: Variable, wrt: Variable) -> Variable:
 def hessian(cost: Variable, wrt: Variable) -> Variable:
     """Second derivatives of a scalar cost with respect to a vector `wrt` (zeros where the
     cost does not depend on it)."""
-    return jacobian(grad(cost, wrt, disconnected_inputs="zero"), wrt)
+    return jacobian(grad(cost, wrt, disconnected_inputs="ignore"), wrt)
 
 
 def backpropagate(
-    seeds: Mapping[Variable, Variable], targets: Sequence[Variable]
+    seeds: Mapping[Variable, Variable],
+    targets: Sequence[Variable],
+    *,
+    constants: Collection[Variable] = frozenset(),
+    final: Collection[Variable] = frozenset(),
 ) -> list[Variable | None]:
     """Cotangents of `targets` given those of `seeds` (float or complex variables),
     accumulated through the nodes on a path from a target to a seed; None where no path
-    exists (disconnected) and for integer targets."""
+    exists (disconnected) and for integer targets.
+
+    The variables in `constants` pass no cotangent on to what computes them (`grad`'s
+    consider_constant); the seeds in `final` keep their cotangent as given, their
+    consumers adding nothing (`grad`'s known_grads). A target connected to the seeds only
+    through `stop_gradient`s gets zeros: nothing is pulled back through a stop, but the
+    variables above one, on a path from a target, are marked as reached.
+    """
     on_path: set[Variable] = {target for target in targets if is_inexact(target.dtype)}
     relevant: list[Apply] = []
     for node in toposort(tuple(seeds)):
         if any(input_ in on_path for input_ in node.inputs):
             relevant.append(node)
-            on_path.update(output for output in node.outputs if is_inexact(output.dtype))
+            on_path.update(
+                output for output in node.outputs
+                if is_inexact(output.dtype) and output not in constants
+            )
     contributions: dict[Variable, list[Variable]] = {
         variable: [cotangent] for variable, cotangent in seeds.items()
     }
-    kept = {*targets, *seeds}
+    stopped: set[Variable] = set()  # reached with a zero cotangent (through stop_gradient)
+    kept = {*targets, *seeds, *constants}
     for node in reversed(relevant):
-        output_cotangents = tuple(_collect(contributions, output) for output in node.outputs)
+        output_cotangents = tuple(
+            None if output in constants else _collect(contributions, output)
+            for output in node.outputs
+        )
+        reached_zero = any(
+            output in stopped and output not in constants for output in node.outputs
+        )
+        if isinstance(node.op, StopGradient) and not node.op.disconnected:
+            reached_zero = reached_zero or output_cotangents[0] is not None
+        if reached_zero:
+            stopped.update(input_ for input_ in node.inputs if input_ in on_path)
         if all(cotangent is None for cotangent in output_cotangents):
             continue
         form = _stable_form_keeping(node, kept)
@@ -207,10 +279,14 @@ def backpropagate(
             _check_arity(node, input_cotangents, "pullback")
             reached = list(zip(node.inputs, input_cotangents))
         for input_, cotangent in reached:
-            if cotangent is not None and input_ in on_path:
+            if cotangent is not None and input_ in on_path and input_ not in final:
                 checked = _checked(cotangent, input_, f"{node.op}.pullback")
                 contributions.setdefault(input_, []).append(checked)
-    return [_collect(contributions, target) for target in targets]
+    found = [_collect(contributions, target) for target in targets]
+    return [
+        zeros_like(target) if gradient is None and target in stopped else gradient
+        for target, gradient in zip(targets, found)
+    ]
 
 
 def propagate_tangents(

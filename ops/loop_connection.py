@@ -16,6 +16,7 @@ import attrs
 from fgraph import Graph, Variable
 from fgraph.dtypes import is_inexact
 from fgraph.node import Apply
+from ops.gradient_control import StopGradient
 from ops.scan_op import Scan
 from ops.shape_vector import Shape, ShapeI
 
@@ -25,8 +26,9 @@ Positions = frozenset[int]
 def inner_dependencies(graph: Graph, differentiable: bool) -> tuple[Positions, ...]:
     """Per output of `graph`, the positions of the inputs it depends on: with
     `differentiable`, along float or complex values only (a derivative stops at an
-    integer or boolean value, as `ops.grad` stops it); else along values, a shape read
-    depending on no value (a batch's examples all have the same shape)."""
+    integer or boolean value, as `ops.grad` stops it, and at a `disconnected_grad`);
+    else along values, a shape read depending on no value (a batch's examples all have
+    the same shape)."""
 
     def carries(variable: Variable) -> bool:
         return not differentiable or is_inexact(variable.dtype)
@@ -35,7 +37,7 @@ def inner_dependencies(graph: Graph, differentiable: bool) -> tuple[Positions, .
         param: frozenset({k}) for k, param in enumerate(graph.inputs) if carries(param)
     }
     for node in graph.nodes:
-        if reads_shape_only(node):
+        if reads_shape_only(node) or (differentiable and _disconnects(node)):
             continue
         reached = frozenset().union(*(found.get(input_, frozenset()) for input_ in node.inputs))
         if reached:
@@ -61,6 +63,11 @@ class LoopDependencies:
 
     def trace(self, carry: int) -> Positions:
         return self.step_rows[carry] | {carry}
+
+
+def _disconnects(node: Apply) -> bool:
+    """Whether `node` is a `disconnected_grad`: no derivative passes it."""
+    return isinstance(node.op, StopGradient) and node.op.disconnected
 
 
 def reads_shape_only(node: Apply) -> bool:

@@ -36,6 +36,12 @@ InputPullback = Callable[
     [tuple[Variable, ...], tuple[Variable, ...], tuple[Variable, ...]], Variable | None
 ]
 PullbackOverride = PullbackFunction | tuple[InputPullback | None, ...] | None
+# A pushforward gets the inner graph's params, its outputs and one tangent per input
+# (zeros for the inputs that receive none); it returns one tangent per output, or None
+# where the output gets none.
+PushforwardFunction = Callable[
+    [tuple[Variable, ...], tuple[Variable, ...], tuple[Variable, ...]], Sequence[Variable | None]
+]
 Kind = Literal["pullback", "pushforward"]
 
 
@@ -70,7 +76,8 @@ class OpFromGraph(Op):
 
     `pullback_override` replaces the default gradient: a `PullbackFunction`, or a tuple
     with one entry per input (an `InputPullback`, or None for the default gradient of
-    that input). Callables compare by identity, as functions do. `inline` is a request
+    that input). `pushforward_override`, a `PushforwardFunction`, replaces the default
+    forward-mode derivative. Callables compare by identity, as functions do. `inline` is a request
     recorded for the rewrite pass that expands inline ops. `op(a, b)` applies a
     single-output op; `op.apply(a, b)` returns the outputs of any op.
     """
@@ -79,6 +86,7 @@ class OpFromGraph(Op):
     inline: bool = False
     pullback_override: PullbackOverride = attrs.field(default=None, converter=_as_override)
     name: str | None = None
+    pushforward_override: PushforwardFunction | None = None
 
     def __attrs_post_init__(self) -> None:
         override = self.pullback_override
@@ -142,6 +150,7 @@ def op_from_graph(
     inline: bool = False,
     pullback: PullbackFunction | Sequence[InputPullback | None] | None = None,
     name: str | None = None,
+    pushforward: PushforwardFunction | None = None,
 ) -> OpFromGraph:
     """Package the graph from `inputs` to `outputs` as one reusable op.
 
@@ -152,10 +161,15 @@ def op_from_graph(
     returning that input's gradient, or None for the default). These functions receive
     the op's inner params, inner outputs and cotangent params, and must build the
     gradients from them alone: the result becomes the inner graph of the gradient op.
+    `pushforward` likewise overrides the forward-mode derivative: a function `(inputs,
+    outputs, tangents) -> output tangents` (PyTensor's `rop_overrides`). This is how to
+    give any function a derivative of your own; `custom_vjp` and `custom_jvp` wrap it in
+    JAX's form.
     """
     user_graph = Graph(inputs, outputs)
     params = tuple(Param(number, variable.type) for number, variable in enumerate(inputs))
-    return OpFromGraph(Graph(params, user_graph.canonical_outputs), inline, pullback, name)
+    graph = Graph(params, user_graph.canonical_outputs)
+    return OpFromGraph(graph, inline, pullback, name, pushforward)
 
 
 # A derivative op and, per output of the derivative, which position it fills (input
@@ -244,9 +258,22 @@ def _build_pullback(op: OpFromGraph, connected: tuple[bool, ...]) -> _Derivative
 
 def _build_pushforward(op: OpFromGraph, connected: tuple[bool, ...]) -> _Derivative:
     params = tuple(_params_of(op.inner_graph))
+    outputs = op.inner_graph.outputs
     tangent_params = _extra_params(len(params), [p for p, c in zip(params, connected) if c])
-    seeds = zip([p for p, c in zip(params, connected) if c], tangent_params)
-    tangents = propagate_tangents(dict(seeds), op.inner_graph.outputs)
+    override = op.pushforward_override
+    if override is None:
+        seeds = zip([p for p, c in zip(params, connected) if c], tangent_params)
+        tangents = propagate_tangents(dict(seeds), outputs)
+    else:
+        given = iter(tangent_params)
+        filled = tuple(next(given) if c else zeros_like(p) for p, c in zip(params, connected))
+        tangents = list(override(params, outputs, filled))
+        if len(tangents) != len(outputs):
+            raise ValueError(
+                f"{op}: the pushforward returned {len(tangents)} tangents for "
+                f"{len(outputs)} outputs"
+            )
+    tangents = [t if is_inexact(o.dtype) else None for o, t in zip(outputs, tangents)]
     return _wrap(op, "pushforward", (*params, *tangent_params), tangents)
 
 

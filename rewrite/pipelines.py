@@ -15,6 +15,7 @@ from ops.fused import Fused
 from rewrite.canonicalize import CANONICALIZE
 from rewrite.constant_fold import CONSTANT_FOLD
 from rewrite.fusion import fuse_elemwise
+from rewrite.gradient_control import GRADIENT_CONTROL
 from rewrite.inc_subtensor import INC_SUBTENSOR
 from rewrite.indexed_terms import indexed_terms
 from rewrite.inline import INLINE
@@ -32,10 +33,11 @@ from rewrite.stabilize import STABILIZE
 from rewrite.subtensor import LIFT_SUBTENSOR, SUBTENSOR
 
 SIMPLIFY = RuleSet.union(
-    "simplify", CONSTANT_FOLD, CANONICALIZE, SHAPES, SUBTENSOR, INC_SUBTENSOR, JOIN, MATMUL
+    "simplify", CONSTANT_FOLD, CANONICALIZE, SHAPES, SUBTENSOR, INC_SUBTENSOR, JOIN, MATMUL,
+    GRADIENT_CONTROL,
 )
 """Constant folding, canonicalization and the shape and indexing simplifications
-together, so each enables the others in one pass."""
+together, so each enables the others in one pass; gradient stops removed."""
 
 SIMPLIFY_AND_LIFT = RuleSet.union("simplify_and_lift", SIMPLIFY, LIFT_SUBTENSOR)
 """`SIMPLIFY` plus moving indexing before elementwise work (which reads clients, so the

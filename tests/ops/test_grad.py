@@ -66,17 +66,19 @@ def test_known_grads_without_a_cost() -> None:
     np.testing.assert_allclose(got, Y_VALUE * np.exp(X_VALUE))
 
 
-def test_known_grads_add_to_the_cost() -> None:
+def test_known_grads_replace_what_the_cost_sends() -> None:
+    """As PyTensor: a known gradient is the variable's whole gradient (the cost's
+    contribution through it is not added), and one given for the cost replaces the 1."""
     x = pt.vector("x")
     hidden = pt.exp(x)
-    cost = (hidden * 2).sum()
+    cost = (hidden * 2).sum() + x.sum()
     gradient = pt.grad(cost, x, known_grads={hidden: pt.constant(Y_VALUE)})
     (got,) = values_of([gradient], {x: X_VALUE})
-    np.testing.assert_allclose(got, (2 + Y_VALUE) * np.exp(X_VALUE))
+    np.testing.assert_allclose(got, Y_VALUE * np.exp(X_VALUE) + 1)
     scalar = pt.scalar("s")
     square = scalar * scalar
-    both = pt.grad(square, scalar, known_grads={square: pt.constant(np.float64(2.0))})
-    assert values_of([both], {scalar: np.array(3.0)})[0] == 18.0  # (1 + 2) * 2s
+    scaled = pt.grad(square, scalar, known_grads={square: pt.constant(np.float64(2.0))})
+    assert values_of([scaled], {scalar: np.array(3.0)})[0] == 12.0  # 2 * 2s
 
 
 def test_known_grads_checks_shapes_and_casts_dtypes() -> None:
