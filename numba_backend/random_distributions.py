@@ -1,10 +1,10 @@
 """NumPy's distributions beyond the basic draws, in compiled code: each is NumPy's
 `distributions.c` (NumPy 2.4) step for step on top of `random_streams`' basic draws, so
 the numbers are NumPy's bit for bit. Transcendental functions are libm's (`math`), as
-NumPy's C code calls them, not `vecmath`'s.
+NumPy's C code calls them, not `vecmath`'s (whose last bit can differ).
 
-Each checks nothing: the kernels check the parameters, as `ops.random_draw` declares
-NumPy's checks, before drawing.
+None of them checks its parameters: the `RandomDraw` kernel makes NumPy's checks, as
+each distribution in `ops.random_draw` declares them, before it calls them.
 """
 
 from __future__ import annotations
@@ -149,7 +149,7 @@ def vonmises(s: Array, mu: float, kappa: float) -> float:
         result = -result
     result += mu
     negative = result < 0
-    mod = np.fmod(abs(result) + math.pi, 2 * math.pi) - math.pi
+    mod = float(np.fmod(abs(result) + math.pi, 2 * math.pi)) - math.pi
     if negative:
         mod *= -1
     return mod

@@ -206,7 +206,7 @@ def test_a_state_must_be_a_state() -> None:
     with pytest.raises(TypeError, match=r"random.laplace: expected a generator state.*int64.*\(3,\)"):
         pt.random.laplace(np.arange(3), size=(3,))
     with pytest.raises(TypeError, match=r"random.dirichlet: expected a generator state.*float"):
-        pt.random.dirichlet(42.0, [1.0, 2.0])
+        pt.random.dirichlet(42.0, [1.0, 2.0])  # type: ignore[arg-type]
     assert pt.random.state("s").type == STATE_TYPE == TensorType("uint64", (6,))
 
 
@@ -336,11 +336,13 @@ def test_unknown_lengths_broadcast_as_numpy() -> None:
 
 def test_empty_and_single_draws() -> None:
     state = pt.random.state("s")
-    for build, reference in [
+    cases: list[tuple[Callable[[Variable, int], tuple[Variable, Variable]], Callable[[np.random.Generator, int], Any]]]
+    cases = [
         (lambda s, k: pt.random.vonmises(s, 0.0, 2.0, size=(k,)), lambda g, k: g.vonmises(0.0, 2.0, k)),
         (lambda s, k: pt.random.multinomial(s, 5, [0.5, 0.5], size=(k,)), lambda g, k: g.multinomial(5, [0.5, 0.5], k)),
         (lambda s, k: pt.random.hypergeometric(s, 5, 5, 3, size=(k,)), lambda g, k: g.hypergeometric(5, 5, 3, k)),
-    ]:
+    ]
+    for build, reference in cases:
         for k in (0, 1):
             new_state, sample = build(state, k)
             got_state, got = evaluate([new_state, sample], {state: pt.random.seed(2)})
