@@ -17,10 +17,12 @@ without replacement, which NumPy's Generator lacks or computes otherwise, are bu
 uniform draws and documented where they are).
 
 Parameters broadcast against each other and against `size`, as NumPy's do (along static
-lengths of 1, as everywhere in fgraph). Samples are float64 or int64. `normal`, `uniform`,
-`multivariate_normal`, and the scale of `gamma` and `exponential` are differentiable in
-their parameters (the draw is a smooth function of them given the state); the others
-raise when differentiated.
+lengths of 1, as everywhere in fgraph), and are checked as NumPy checks them. Samples are
+float64 or int64. `normal`, `uniform`, `multivariate_normal`, `lognormal`, the loc and
+scale of `laplace`, `logistic`, `gumbel`, `cauchy` and `student_t`, and the scale of
+`gamma` and `exponential` are differentiable (the draw is a smooth function of them
+given the state); the others raise when differentiated. A state value may stand in for
+a state variable (as a constant).
 """
 
 from __future__ import annotations

@@ -7,11 +7,13 @@ reference `perform` turns it into a `numpy.random.Generator`, draws with NumPy a
 the new state back, so a graph gives NumPy's own numbers. The same state value always
 gives the same numbers; nothing is updated in place.
 
-The op draws only what NumPy's generator draws natively (`DISTRIBUTIONS`); the user
-functions in `ops.random` build the rest from these (normal = loc + scale * standard
-normal, as NumPy computes it, and so on), which also makes those differentiable in their
-parameters. A draw's parameters arrive already broadcast to the output shape (or as
-scalars), and the output shape comes from an int64 size vector input.
+The op draws only what NumPy's generator draws natively (`DISTRIBUTIONS`, each entry
+all fgraph knows of a distribution: parameters, NumPy's call, compiled draw, checks,
+derivatives); the user functions in `ops.random` build the rest from these (normal =
+loc + scale * standard normal, as NumPy computes it, and so on), which also makes those
+differentiable in their parameters. A draw's parameters arrive already broadcast to the
+output shape (or as scalars; a rank-1 parameter whole), and the output shape comes from
+an int64 size vector input.
 """
 
 from __future__ import annotations
