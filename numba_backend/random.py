@@ -1,24 +1,16 @@
-"""`RandomDraw` kernels: copy the state, fill the sample element by element from the
-copy (`numba_backend.random_streams`, NumPy's algorithms on an explicit PCG64 state), and
-return the copy as the new state. The input state is never written, so a state value
-used twice gives the same numbers twice, as in `evaluate`."""
+"""`RandomDraw` kernels: copy the state, check the parameters as NumPy does, fill the
+sample from the copy (`numba_backend.random_streams` and `random_distributions`, NumPy's
+algorithms on an explicit PCG64 state), and return the copy as the new state. The input
+state is never written, so a state value used twice gives the same numbers twice, as in
+`evaluate`.
+
+Nothing here is per distribution: each `ops.random_draw.Distribution` names its compiled
+draw, how it fills the sample (`layout`) and NumPy's checks of its parameters."""
 
 from __future__ import annotations
 
 from numba_backend.registry import Allocation, ModuleBuilder, NodeInfo, numba_kernel
-from ops.random_draw import RandomDraw
-
-ELEMENT_DRAWS = {
-    "random": "next_double",
-    "standard_normal": "standard_normal",
-    "standard_exponential": "standard_exponential",
-    "standard_gamma": "standard_gamma",
-    "beta": "beta",
-    "binomial": "binomial",
-    "poisson": "poisson",
-    "integers": "integers",
-}
-"""Draws of one element at a time: the `random_streams` function for each."""
+from ops.random_draw import Check, Distribution, RandomDraw
 
 
 @numba_kernel.register
@@ -26,35 +18,49 @@ def _random_draw(op: RandomDraw, node: NodeInfo, module: ModuleBuilder) -> list[
     state, size, *parameters = node.inputs
     new_state, sample = node.outputs
     p = node.prefix
-    sample_type = node.output_types[1]
+    spec = op.spec
     lengths = [f"{size}[{axis}]" for axis in range(len(op.shape))]
-    lines = [f"{p}s = {state}.copy()"]
-    if op.distribution == "permutation":
-        lines += [Allocation(sample, f"({lengths[0]},)", "int64"),
-                  f"permutation_into({p}s, {sample})"]
-    elif op.distribution == "dirichlet":
-        (alpha,) = parameters
-        shape = ", ".join([*lengths, f"{alpha}.shape[0]"])
-        lines += [
-            Allocation(sample, f"({shape},)", "float64"),
-            f"{p}rows = {sample}.reshape((-1, {alpha}.shape[0]))",
-            f"for {p}r in range({p}rows.shape[0]):",
-            f"    dirichlet_into({p}s, {alpha}, {p}rows[{p}r])",
-        ]
+    event = spec.event_parameter
+    trailing = [] if event is None else [f"{parameters[event]}.shape[0]"]
+    shape = "".join(f"{length}, " for length in [*lengths, *trailing])
+    lines = [f"{p}s = {state}.copy()", Allocation(sample, f"({shape})", spec.dtype)]
+    if spec.layout == "whole":
+        return [*lines, f"{spec.kernel}({p}s, {sample})", f"{new_state} = {p}s"]
+    # each parameter as the draw of one element (or row) reads it, at index {p}i
+    arguments: list[str] = []
+    per_element = False
+    for k, (name, declared, parameter_type) in enumerate(zip(parameters, spec.parameters, node.input_types[2:])):
+        if declared.rank == 1:
+            arguments.append(name)
+        elif parameter_type.ndim == 0:
+            arguments.append(f"{name}[()]")
+        else:
+            lines.append(f"{p}a{k} = np.ascontiguousarray({name}).reshape(-1)")
+            arguments.append(f"{p}a{k}[{p}i]")
+            per_element = True
+    checks = _check_lines(op, spec, arguments)
+    if spec.layout == "rows":
+        assert event is not None
+        lines.append(f"{p}rows = {sample}.reshape((-1, {parameters[event]}.shape[0]))")
+        count, call = f"{p}rows.shape[0]", f"{spec.kernel}({p}s, {', '.join(arguments)}, {p}rows[{p}i])"
     else:
-        shape = "".join(f"{length}, " for length in lengths)
-        lines.append(Allocation(sample, f"({shape})", sample_type.dtype))
         lines.append(f"{p}flat = {sample}.reshape(-1)")
-        arguments = [f"{p}s"]
-        for k, (name, parameter_type) in enumerate(zip(parameters, node.input_types[2:])):
-            if parameter_type.ndim == 0:
-                arguments.append(f"{name}[()]")
-            else:
-                lines.append(f"{p}a{k} = np.ascontiguousarray({name}).reshape(-1)")
-                arguments.append(f"{p}a{k}[{p}i]")
-        lines += [
-            f"for {p}i in range({p}flat.shape[0]):",
-            f"    {p}flat[{p}i] = {ELEMENT_DRAWS[op.distribution]}({', '.join(arguments)})",
-        ]
-    lines.append(f"{new_state} = {p}s")
-    return lines
+        count, call = f"{p}flat.shape[0]", f"{p}flat[{p}i] = {spec.kernel}({', '.join([f'{p}s', *arguments])})"
+    if not per_element:
+        lines += checks
+    lines.append(f"for {p}i in range({count}):")
+    if per_element:
+        lines += [f"    {line}" for line in checks]
+    return [*lines, f"    {call}", f"{new_state} = {p}s"]
+
+
+def _check_lines(op: RandomDraw, spec: Distribution, arguments: list[str]) -> list[str]:
+    """NumPy's checks of the parameters, on the numbers one draw reads, raising
+    `evaluate`'s message."""
+    values = dict(zip(spec.names, arguments))
+    return [line for check in spec.checks for line in _check(op, check, values)]
+
+
+def _check(op: RandomDraw, check: Check, values: dict[str, str]) -> list[str]:
+    message = f"random.{op.distribution}: {check.message}"
+    return [f"if not ({check.condition.format(**values)}):", f"    raise ValueError({message!r})"]

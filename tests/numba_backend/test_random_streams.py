@@ -1,7 +1,8 @@
-"""`numba_backend.random_streams` against NumPy's `Generator(PCG64)`: from the same state,
-every function gives NumPy's numbers bit for bit and leaves NumPy's final state
-(`has_uint32` buffer included), over parameters that reach every branch of each
-algorithm. The compiled drivers loop over many draws and are compiled once each."""
+"""`numba_backend.random_streams` and `random_distributions` against NumPy's
+`Generator(PCG64)`: from the same state, every function gives NumPy's numbers bit for
+bit and leaves NumPy's final state (`has_uint32` buffer included), over parameters that
+reach every branch of each algorithm. The compiled drivers loop over many draws and are
+compiled once each."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import numba
 import numpy as np
 import pytest
 
+from numba_backend import random_distributions as distributions
 from numba_backend import random_streams as streams
 from numba_backend.random_streams import array_to_state, state_to_array
 
@@ -226,3 +228,128 @@ def test_dirichlet_is_numpys(alpha: list[float], seed: int) -> None:
     alpha_array = np.array(alpha)
     assert_same_stream(seed, lambda s: _dirichlet(s, alpha_array, 300),
                        lambda g: g.dirichlet(alpha_array, 300))
+
+
+@numba.njit(cache=True)
+def _more_floats(s: Array, n: int, which: int, first: float, second: float) -> Array:
+    out = np.empty(n)
+    for i in range(n):
+        if which == 0:
+            out[i] = distributions.lognormal(s, first, second)
+        elif which == 1:
+            out[i] = distributions.laplace(s, first, second)
+        elif which == 2:
+            out[i] = distributions.logistic(s, first, second)
+        elif which == 3:
+            out[i] = distributions.gumbel(s, first, second)
+        elif which == 4:
+            out[i] = distributions.cauchy(s)
+        elif which == 5:
+            out[i] = distributions.student_t(s, first)
+        elif which == 6:
+            out[i] = distributions.chisquare(s, first)
+        elif which == 7:
+            out[i] = distributions.weibull(s, first)
+        elif which == 8:
+            out[i] = distributions.pareto(s, first)
+        elif which == 9:
+            out[i] = distributions.wald(s, first, second)
+        else:
+            out[i] = distributions.vonmises(s, first, second)
+    return out
+
+
+MORE_FLOATS: list[tuple[str, int, float, float, Draw]] = [
+    ("lognormal", 0, 0.5, 1.5, lambda g: g.lognormal(0.5, 1.5, DRAWS)),
+    ("laplace", 1, -1.0, 2.0, lambda g: g.laplace(-1.0, 2.0, DRAWS)),
+    ("logistic", 2, 3.0, 0.5, lambda g: g.logistic(3.0, 0.5, DRAWS)),
+    ("gumbel", 3, 1.0, 2.0, lambda g: g.gumbel(1.0, 2.0, DRAWS)),
+    ("standard_cauchy", 4, 0, 0, lambda g: g.standard_cauchy(DRAWS)),
+    ("standard_t small df", 5, 0.7, 0, lambda g: g.standard_t(0.7, DRAWS)),
+    ("standard_t", 5, 5.0, 0, lambda g: g.standard_t(5.0, DRAWS)),
+    ("chisquare below 2", 6, 1.0, 0, lambda g: g.chisquare(1.0, DRAWS)),
+    ("chisquare", 6, 7.5, 0, lambda g: g.chisquare(7.5, DRAWS)),
+    ("weibull 0", 7, 0.0, 0, lambda g: g.weibull(0.0, DRAWS)),
+    ("weibull", 7, 1.7, 0, lambda g: g.weibull(1.7, DRAWS)),
+    ("pareto", 8, 3.0, 0, lambda g: g.pareto(3.0, DRAWS)),
+    ("wald", 9, 1.5, 0.8, lambda g: g.wald(1.5, 0.8, DRAWS)),
+    ("vonmises uniform", 10, 0.3, 1e-9, lambda g: g.vonmises(0.3, 1e-9, DRAWS)),
+    ("vonmises taylor", 10, 0.3, 1e-6, lambda g: g.vonmises(0.3, 1e-6, DRAWS)),
+    ("vonmises", 10, -2.5, 3.0, lambda g: g.vonmises(-2.5, 3.0, DRAWS)),
+    ("vonmises near pi", 10, 3.0, 40.0, lambda g: g.vonmises(3.0, 40.0, DRAWS)),
+    ("vonmises wrapped normal", 10, 3.14, 1e7, lambda g: g.vonmises(3.14, 1e7, DRAWS)),
+    ("vonmises nan", 10, 0.0, np.nan, lambda g: g.vonmises(0.0, np.nan, DRAWS)),
+]
+
+
+@pytest.mark.parametrize("which, first, second, reference", [c[1:] for c in MORE_FLOATS],
+                         ids=[c[0] for c in MORE_FLOATS])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_more_float_draws_are_numpys(which: int, first: float, second: float, reference: Draw,
+                                     seed: int) -> None:
+    assert_same_stream(seed, lambda s: _more_floats(s, DRAWS, which, first, second), reference)
+
+
+@numba.njit(cache=True)
+def _more_integers(s: Array, n: int, which: int, p: float, good: int, bad: int, sample: int) -> Array:
+    out = np.empty(n, np.int64)
+    for i in range(n):
+        if which == 0:
+            out[i] = distributions.geometric(s, p)
+        elif which == 1:
+            out[i] = distributions.negative_binomial(s, float(good) + 0.5, p)
+        else:
+            out[i] = distributions.hypergeometric(s, good, bad, sample)
+    return out
+
+
+MORE_INTEGERS: list[tuple[str, int, float, int, int, int, Draw]] = [
+    ("geometric search", 0, 0.5, 0, 0, 0, lambda g: g.geometric(0.5, DRAWS)),
+    ("geometric 1", 0, 1.0, 0, 0, 0, lambda g: g.geometric(1.0, DRAWS)),
+    ("geometric inversion", 0, 0.01, 0, 0, 0, lambda g: g.geometric(0.01, DRAWS)),
+    ("geometric saturating", 0, 1e-300, 0, 0, 0, lambda g: g.geometric(1e-300, DRAWS)),
+    ("negative_binomial", 1, 0.3, 3, 0, 0, lambda g: g.negative_binomial(3.5, 0.3, DRAWS)),
+    ("negative_binomial large mean", 1, 0.01, 40, 0, 0,
+     lambda g: g.negative_binomial(40.5, 0.01, DRAWS)),
+    ("hypergeometric item by item", 2, 0, 20, 30, 5, lambda g: g.hypergeometric(20, 30, 5, DRAWS)),
+    ("hypergeometric complement", 2, 0, 20, 30, 45, lambda g: g.hypergeometric(20, 30, 45, DRAWS)),
+    ("hypergeometric no good", 2, 0, 0, 30, 12, lambda g: g.hypergeometric(0, 30, 12, DRAWS)),
+    ("hypergeometric HRUA", 2, 0, 200, 300, 100, lambda g: g.hypergeometric(200, 300, 100, DRAWS)),
+    ("hypergeometric HRUA more good", 2, 0, 3000, 1000, 2500,
+     lambda g: g.hypergeometric(3000, 1000, 2500, DRAWS)),
+    ("hypergeometric HRUA large", 2, 0, 10**8, 10**8, 10**7,
+     lambda g: g.hypergeometric(10**8, 10**8, 10**7, DRAWS)),
+]
+
+
+@pytest.mark.parametrize("which, p, good, bad, sample, reference", [c[1:] for c in MORE_INTEGERS],
+                         ids=[c[0] for c in MORE_INTEGERS])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_more_integer_draws_are_numpys(which: int, p: float, good: int, bad: int, sample: int,
+                                       reference: Draw, seed: int) -> None:
+    assert_same_stream(seed, lambda s: _more_integers(s, DRAWS, which, p, good, bad, sample), reference)
+
+
+@numba.njit(cache=True)
+def _multinomial(s: Array, n: int, pvals: Array, count: int) -> Array:
+    out = np.empty((count, pvals.size), np.int64)
+    for i in range(count):
+        distributions.multinomial_into(s, n, pvals, out[i])
+    return out
+
+
+MULTINOMIAL_CASES = {
+    "three categories": (20, [0.2, 0.3, 0.5]),
+    "large n": (100000, [0.1, 0.6, 0.3]),
+    "trials run out": (3, [0.9, 0.05, 0.03, 0.02]),
+    "one category": (7, [1.0]),
+    "no trials": (0, [0.5, 0.5]),
+    "sum below 1": (50, [0.2, 0.2]),
+}
+
+
+@pytest.mark.parametrize("n, pvals", MULTINOMIAL_CASES.values(), ids=MULTINOMIAL_CASES.keys())
+@pytest.mark.parametrize("seed", SEEDS)
+def test_multinomial_is_numpys(n: int, pvals: list[float], seed: int) -> None:
+    p = np.array(pvals)
+    assert_same_stream(seed, lambda s: _multinomial(s, n, p, 300), lambda g: g.multinomial(n, p, 300))
