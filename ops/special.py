@@ -362,8 +362,11 @@ def gamma(x: TensorLike) -> Variable:
 
 
 def _gamma_sign(x: Variable) -> Variable:
-    """The sign of Gamma(x) away from its poles: 1 for x > 0, else (-1)^floor(x)."""
-    return ew.where(ew.logical_or(ew.gt(x, 0), ew.eq(ew.mod(ew.floor(x), 2), 0)), 1.0, -1.0)
+    """The sign of Gamma(x): 1 for x > 0, else (-1)^floor(x); 1 at the poles (SciPy's
+    +inf for poch(1, -2))."""
+    down = ew.floor(x)
+    positive = ew.logical_or(ew.gt(x, 0), ew.eq(down, x))
+    return ew.where(ew.logical_or(positive, ew.eq(ew.mod(down, 2), 0)), 1.0, -1.0)
 
 
 def beta(a: TensorLike, b: TensorLike) -> Variable:
