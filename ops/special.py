@@ -402,7 +402,8 @@ def multigammaln(a: TensorLike, d: int) -> Variable:
     d (d - 1) / 4 log(pi) + sum over j < d of gammaln(a - j / 2)
     (`scipy.special.multigammaln`; SciPy raises where a <= (d - 1) / 2, this gives the
     formula's value, which is inf or nan at the poles)."""
-    if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1:
+    given: object = d  # checked as any object: callers without mypy pass floats
+    if isinstance(given, bool) or not isinstance(given, (int, np.integer)) or given < 1:
         raise TypeError(f"multigammaln: d must be a Python int >= 1, got {d!r}")
     value = as_tensor(a, name="multigammaln a")
     total = gammaln(value)
