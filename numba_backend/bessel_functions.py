@@ -340,13 +340,14 @@ def _k_scaled(nu: float, x: float) -> float:
 @library_function
 def kve(v: float, x: float) -> float:
     """K_v(x) e^x, the scaled modified Bessel function of the second kind of real order
-    (SciPy's `kve`; K_-v = K_v): inf at x = 0, nan for x < 0."""
+    (SciPy's `kve`; K_-v = K_v): inf at x = 0, nan for x < 0 and at x = inf. Relative
+    error <= 1e-12 for v in [-20, 50], x in [1e-3, 1e4] (tested)."""
     if math.isnan(v) or math.isnan(x) or x < 0:
         return math.nan
     if x == 0:
         return math.inf
     if x == math.inf:
-        return 0.0
+        return math.nan  # SciPy's value, so evaluate and compiled agree
     return _k_scaled(abs(v), x)
 
 

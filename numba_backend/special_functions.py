@@ -700,6 +700,8 @@ def owens_t(h: float, a: float) -> float:
     sign = 1.0 if a >= 0 else -1.0
     a = abs(a)
     h = abs(h)
+    if h == math.inf:
+        return 0.0
     if a <= 1:
         return sign * _owens_t_quadrature(h, a)
     if a == math.inf:
