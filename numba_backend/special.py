@@ -1,12 +1,21 @@
 """The special-function scalar ops as calls of `numba_backend.special_functions`, in
-float64 (stored in the output dtype, as SciPy's float32 loops round their results)."""
+float64 (stored in the output dtype, as SciPy's float32 loops round their results),
+and the kernel of `UndefinedGradient`, which refuses to compile."""
 
 from __future__ import annotations
 
+from numba_backend.registry import ModuleBuilder, NodeInfo, numba_kernel
 from numba_backend.scalar import Operand, scalar_expression
 from ops.scalar import ScalarOp
 from ops.special import (
+    BetaInc,
+    BetaIncDer,
     BetaLn,
+    Gamma,
+    GammaIncInv,
+    HurwitzZeta,
+    OwensT,
+    Zeta,
     Digamma,
     ErfcInv,
     Erfcx,
@@ -20,6 +29,8 @@ from ops.special import (
     Ive,
     PolyGamma,
 )
+from ops.special_bessel import Jv, Kv, Kve
+from ops.undefined_gradient import UndefinedGradient
 
 CALLS: dict[type[ScalarOp], str] = {
     GammaLn: "gammaln",
@@ -35,16 +46,41 @@ CALLS: dict[type[ScalarOp], str] = {
     I0: "i0",
     I1: "i1",
     Ive: "ive",
+    Gamma: "gamma",
+    BetaInc: "betainc",
+    GammaIncInv: "gammaincinv",
+    Zeta: "zeta",
+    HurwitzZeta: "hurwitz_zeta_scipy",
+    OwensT: "owens_t",
+    Jv: "jv",
+    Kv: "kv",
+    Kve: "kve",
 }
 """Each op's function in `special_functions` (imported as `special` by generated code)."""
 
 
-def _call(op: ScalarOp, args: tuple[str, ...], out_dtype: str) -> str:
-    operands = ", ".join(
+def _operands(args: tuple[str, ...]) -> str:
+    return ", ".join(
         arg if getattr(arg, "dtype", None) == "float64" else f"np.float64({arg})" for arg in args
     )
-    return Operand(f"special.{CALLS[type(op)]}({operands})", "float64")
+
+
+def _call(op: ScalarOp, args: tuple[str, ...], out_dtype: str) -> str:
+    return Operand(f"special.{CALLS[type(op)]}({_operands(args)})", "float64")
+
+
+@scalar_expression.register(BetaIncDer)
+def _betainc_der(op: BetaIncDer, args: tuple[str, ...], out_dtype: str) -> str:
+    function = "betainc_der_a" if op.wrt_a else "betainc_der_b"
+    return Operand(f"special.{function}({_operands(args)})", "float64")
 
 
 for _op_class in CALLS:
     scalar_expression.register(_op_class)(_call)
+
+
+@numba_kernel.register
+def _undefined_gradient(op: UndefinedGradient, node: NodeInfo, module: ModuleBuilder) -> list[str]:
+    """A derivative that is not implemented never reaches a compiled graph (`grad` and
+    `jvp` raise first); one built by hand fails here, saying which it is."""
+    raise NotImplementedError(op.message)

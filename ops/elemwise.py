@@ -26,6 +26,7 @@ from fgraph.op import Array, Vectorized
 from fgraph.operators import TensorLike
 from ops.convert import as_condition, as_tensor, as_tensors_weak
 from ops.dimshuffle import DimShuffle, left_pad_rank
+from ops.undefined_gradient import undefined_message
 from ops.scalar import (
     EQ,
     GE,
@@ -212,6 +213,9 @@ class Elemwise(ElementwiseOp):
             if partial is None or not is_inexact(x.dtype):
                 gradients.append(None)
                 continue
+            if undefined_message(partial) is not None:
+                gradients.append(partial)  # `grad` raises if x is on a path to a target
+                continue
             passed = cotangent if _is_one(partial) else mul(cotangent, partial)
             gradients.append(fit_to(x, passed))
         return tuple(gradients)
@@ -236,6 +240,9 @@ class Elemwise(ElementwiseOp):
             partial = partials[number]
             if partial is None:
                 continue
+            message = undefined_message(partial)
+            if message is not None:
+                raise NotImplementedError(message)
             term = mul(tangent, partial)
             total = term if total is None else add(total, term)
         return (None if total is None else fit_to(output, total),)

@@ -26,6 +26,7 @@ from ops.dimshuffle import DimShuffle
 from ops.elemwise import add, cast, second, zeros_like
 from ops.gradient_control import StopGradient
 from ops.stable import StableForm, stable_form
+from ops.undefined_gradient import undefined_message
 
 Disconnected = Literal["raise", "warn", "ignore", "zero"]
 """What `grad` does for a `wrt` the cost does not depend on: raise DisconnectedInputError,
@@ -396,11 +397,15 @@ def _check_arity(node: Apply, results: Sequence[Variable | None], method: str) -
 
 
 def _checked(derivative: Variable, primal: Variable, source: str) -> Variable:
-    """A derivative must match its primal's rank and static shape; its dtype is cast."""
+    """A derivative must match its primal's rank and static shape; its dtype is cast.
+    An undefined one (`ops.undefined_gradient`) raises its message here."""
     if not isinstance(derivative, Variable):
         raise TypeError(
             f"{source}: expected a Variable for {display_name(primal)}, got {derivative!r}"
         )
+    message = undefined_message(derivative)
+    if message is not None:
+        raise NotImplementedError(f"{message} (needed for {display_name(primal)})")
     if derivative.ndim != primal.ndim or any(
         want is not None and got is not None and want != got
         for want, got in zip(primal.type.shape, derivative.type.shape)
