@@ -19,16 +19,18 @@ from fgraph.operators import TensorLike
 from ops.convert import as_tensor
 from ops.determinants import Det, SLogDet
 from ops.broadcast import broadcast_to
-from ops.creation import eye, zeros
+from ops.creation import arange, eye, zeros
 from ops.dimshuffle import DimShuffle, expand_dims, normalize_axis, squeeze, transpose
 from ops.elemwise import abs as elementwise_abs
 from ops.elemwise import (
-    cast, gt, isnan, le, logical_and, logical_not, mul, neq, pow, reciprocal, sqrt, where,
+    add, cast, gt, isnan, le, logical_and, logical_not, minimum, mul, neq, pow, reciprocal, sqrt,
+    where,
 )
 from ops.factorizations import QR, SVD, Cholesky, Eigh
 from ops.matmul import matmul, outer
 from ops.matrix_op import LinAlgError, as_matrix_operand, pad_batch
-from ops.matrix_parts import diag_embed, from_triangle, matrix_diagonal, mT, positions
+from ops.lu import LUFactor, PivotPermutation, permutation_matrix
+from ops.matrix_parts import diag_embed, from_triangle, matrix_diagonal, mT, positions, triangle
 from ops.numpy_functions import diagonal as numpy_diagonal
 from ops.numpy_functions import tensordot
 from ops.join import concatenate
@@ -41,17 +43,24 @@ from ops.solves import CholeskySolve, Inv, Solve, SolveTriangular
 
 __all__ = [
     "LinAlgError",
+    "block_diag",
     "cho_solve",
     "cholesky",
+    "cond",
     "det",
     "diagonal",
     "eigh",
     "eigvalsh",
+    "expm",
     "inv",
     "kron",
     "lstsq",
+    "lu",
+    "lu_factor",
+    "lu_solve",
     "matmul",
     "matrix_power",
+    "matrix_rank",
     "matrix_transpose",
     "norm",
     "outer",
@@ -62,6 +71,8 @@ __all__ = [
     "solve_triangular",
     "svd",
     "tensordot",
+    "tensorinv",
+    "tensorsolve",
     "trace",
 ]
 
@@ -149,6 +160,72 @@ def cho_solve(c_and_lower: tuple[TensorLike, bool], b: TensorLike) -> Variable:
     """x with a x = b from a's Cholesky factor, as `scipy.linalg.cho_solve((c, lower), b)`."""
     c, lower = c_and_lower
     return _with_right_side("cho_solve", c, b, CholeskySolve(lower))
+
+
+def lu_factor(a: TensorLike) -> tuple[Variable, Variable]:
+    """(lu, piv) as `scipy.linalg.lu_factor`: LAPACK getrf's packed factors of an
+    (m, n) matrix (L's strict lower triangle, its unit diagonal not stored, and U) and
+    its 0-based row interchanges, int32 (row i was swapped with row piv[i])."""
+    packed, pivots = LUFactor().apply(as_matrix_operand(a, "lu_factor"))
+    return packed, pivots
+
+
+@overload
+def lu(
+    a: TensorLike, permute_l: Literal[False] = ..., p_indices: bool = ...
+) -> tuple[Variable, Variable, Variable]: ...
+@overload
+def lu(a: TensorLike, permute_l: Literal[True], p_indices: bool = ...) -> tuple[Variable, Variable]: ...
+def lu(
+    a: TensorLike, permute_l: bool = False, p_indices: bool = False
+) -> tuple[Variable, Variable, Variable] | tuple[Variable, Variable]:
+    """(p, l, u) with a = p @ l @ u for an (m, n) matrix, as `scipy.linalg.lu`: p the
+    (m, m) permutation matrix, l (m, k) unit lower triangular, u (k, n) upper, k =
+    min(m, n). With `p_indices`, p is the int32 row indices with a = l[p] @ u; with
+    `permute_l`, (p @ l, u). Derivatives (square matrices) hold the pivots fixed."""
+    matrix = as_matrix_operand(a, "lu")
+    packed, pivots = LUFactor().apply(matrix)
+    m, n = _length(matrix, -2), _length(matrix, -1)
+    k = min(m, n) if isinstance(m, int) and isinstance(n, int) else minimum(m, n)
+    lower = add(triangle(packed[..., :, :k], lower=True, strict=True), eye(m, k, dtype=matrix.dtype))
+    upper = triangle(packed[..., :k, :], lower=False)
+    if not (isinstance(m, int) and isinstance(n, int) and m <= n):
+        # Rows beyond the k pivots of a tall matrix stay where they are.
+        batch = [_length(pivots, axis) for axis in range(pivots.ndim - 1)]
+        rest = broadcast_to(arange(k, m, dtype="int32"), [*batch, m - k])
+        pivots = concatenate([pivots, rest], axis=-1)
+    if p_indices and not permute_l:
+        return PivotPermutation()(pivots), lower, upper
+    permutation = permutation_matrix(pivots, matrix.dtype)
+    if permute_l:
+        return matmul(permutation, lower), upper
+    return permutation, lower, upper
+
+
+def lu_solve(
+    lu_and_piv: tuple[TensorLike, TensorLike], b: TensorLike, trans: Literal[0, 1, 2] = 0
+) -> Variable:
+    """x with a x = b (or a^T x = b for `trans` 1, and for real matrices 2) from
+    `lu_factor(a)`, as `scipy.linalg.lu_solve` (`b` of rank 1 is a vector): two
+    triangular solves reading the packed factors and the pivots' permutation. A zero on
+    U's diagonal raises `LinAlgError` (SciPy returns inf or nan)."""
+    if trans not in (0, 1, 2):
+        raise ValueError(f"lu_solve: trans must be 0, 1 or 2, got {trans!r}")
+    packed = as_matrix_operand(lu_and_piv[0], "lu_solve")
+    pivots = as_tensor(lu_and_piv[1], name="lu_solve pivots")
+    right = as_matrix_operand(b, "lu_solve", min_rank=1)
+    vector = right.ndim == 1
+    if vector:
+        right = expand_dims(right, -1)
+    packed, pivots, right = pad_batch([packed, pivots, right], (2, 1, 2))
+    permutation = permutation_matrix(pivots, promote(packed.dtype, right.dtype))
+    if trans == 0:  # L U x = P^T b
+        moved = SolveTriangular(lower=True, unit_diagonal=True)(packed, matmul(mT(permutation), right))
+        solution = SolveTriangular(lower=False)(packed, moved)
+    else:  # U^T L^T (P^T x) = b
+        moved = SolveTriangular(lower=False, trans=True)(packed, right)
+        solution = matmul(permutation, SolveTriangular(lower=True, trans=True, unit_diagonal=True)(packed, moved))
+    return squeeze(solution, -1) if vector else solution
 
 
 def inv(a: TensorLike) -> Variable:
