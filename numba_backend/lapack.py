@@ -324,6 +324,52 @@ def _getrf(work: Array, pivots: Array) -> int:
 
 
 @library_function
+def lu_factor_into(a: Array, lu_out: Array, pivots_out: Array) -> int:
+    """getrf (as SciPy's lu_factor) on a column-major copy of the (m, n) matrix a: the
+    packed factors into `lu_out`, the 0-based pivots into `pivots_out`. info > 0 (a
+    zero on U's diagonal) is no failure: the factors are still exact."""
+    m, n = a.shape
+    if _too_long(m, n):
+        return TOO_LONG
+    if not (_c_contiguous(lu_out) and _c_contiguous(pivots_out)):
+        return NOT_C_CONTIGUOUS
+    if m == 0 or n == 0:
+        return 0
+    work = np.empty((n, m), dtype=lu_out.dtype).T
+    _copy(a, work)
+    pivots = np.empty(min(m, n), dtype=np.int32)
+    ints = np.array([m, n, m, 0], dtype=np.int32)
+    arguments = (at(ints, 0), at(ints, 1), at(work, 0), at(ints, 2), at(pivots, 0), at(ints, 3))
+    lowered = one_blas_thread(float(m) * n * min(m, n), m * n < 10000)
+    if work.itemsize == 8:
+        dgetrf(*arguments)
+    else:
+        sgetrf(*arguments)
+    restore_blas_threads(lowered)
+    _copy(work, lu_out)
+    for i in range(pivots.shape[0]):
+        pivots_out[i] = pivots[i] - 1
+    return min(int(ints[3]), 0)
+
+
+@library_function
+def pivot_rows_into(pivots: Array, out: Array) -> int:
+    """The row indices p with a = (L U)[p] from 0-based pivots (see
+    `ops.lu.PivotPermutation`); the position of the first pivot outside [0, k) plus one,
+    or 0."""
+    k = pivots.shape[0]
+    order = np.arange(k)
+    for i in range(k):
+        pivot = pivots[i]
+        if pivot < 0 or pivot >= k:
+            return i + 1
+        order[i], order[pivot] = order[pivot], order[i]
+    for i in range(k):
+        out[order[i]] = i
+    return 0
+
+
+@library_function
 def inv_into(a: Array, out: Array) -> int:
     """getrf and getri in `out`: a copied into C order is a^T column-major, and the
     inverse of a^T is inv(a)^T, which read in C order is inv(a). info > 0: singular."""
