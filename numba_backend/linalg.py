@@ -17,6 +17,7 @@ from numba_backend.registry import (
 from ops.determinants import Det, SLogDet
 from ops.factorizations import QR, SVD, Cholesky, Eigh
 from ops.lu import LUFactor, PivotPermutation
+from ops.matrix_exponential import Expm
 from ops.matrix_op import MatrixOp
 from ops.solves import CholeskySolve, Inv, Solve, SolveTriangular
 
@@ -294,3 +295,16 @@ def _pivot_permutation(op: PivotPermutation, node: NodeInfo, module: ModuleBuild
         f"        raise ValueError('{_name(op)} of {node.label(0)}: a pivot is outside [0, k), "
         f"at position', {p}info - 1, 'of', {p}k)",
     ]
+
+
+@numba_kernel.register
+def _expm(op: Expm, node: NodeInfo, module: ModuleBuilder) -> list[str]:
+    p = node.prefix
+    return _lines(
+        op, node, lambda cores: [cores[0]], _square(0),
+        lambda a, out: [
+            f"{p}info = expm_into({a[0]}, {out[0]})",
+            *_raise_on(f"{p}info != 0",
+                       f"{_name(op)} of {node.label(0)}: the Pade approximant is singular"),
+        ],
+    )

@@ -30,6 +30,7 @@ from ops.factorizations import QR, SVD, Cholesky, Eigh
 from ops.matmul import matmul, outer
 from ops.matrix_op import LinAlgError, as_matrix_operand, pad_batch
 from ops.lu import LUFactor, PivotPermutation, permutation_matrix
+from ops.matrix_exponential import Expm
 from ops.matrix_parts import diag_embed, from_triangle, matrix_diagonal, mT, positions, triangle
 from ops.numpy_functions import diagonal as numpy_diagonal
 from ops.numpy_functions import tensordot
@@ -226,6 +227,13 @@ def lu_solve(
         moved = SolveTriangular(lower=False, trans=True)(packed, right)
         solution = matmul(permutation, SolveTriangular(lower=True, trans=True, unit_diagonal=True)(packed, moved))
     return squeeze(solution, -1) if vector else solution
+
+
+def expm(a: TensorLike) -> Variable:
+    """The matrix exponential of square matrices (stacks too), as `scipy.linalg.expm`;
+    its derivative is the Fréchet derivative, from the exponential of a block matrix
+    twice as large (`ops.matrix_exponential`)."""
+    return Expm()(as_matrix_operand(a, "expm"))
 
 
 def inv(a: TensorLike) -> Variable:
