@@ -13,6 +13,8 @@ solves that read `lu` itself.
 
 from __future__ import annotations
 
+import warnings
+
 import attrs
 import numpy as np
 
@@ -34,7 +36,7 @@ class LUFactor(MatrixOp):
     """(lu, pivots) of an (m, n) matrix, as `scipy.linalg.lu_factor`: lu packs L (unit
     lower, its diagonal not stored) and U; pivots (min(m, n),) int32, row i was
     interchanged with row pivots[i]. A singular matrix is factored all the same (a zero
-    on U's diagonal), as SciPy's (which warns)."""
+    on U's diagonal), as SciPy's (without its warning)."""
 
     core_ranks = (2,)
     output_count = 2
@@ -53,7 +55,9 @@ class LUFactor(MatrixOp):
         a = cores[0]
         if a.size == 0:
             return (a.copy(), np.zeros(min(a.shape), np.int32))
-        lu, pivots = scipy.linalg.lu_factor(a, check_finite=False)  # warns when singular
+        with warnings.catch_warnings():  # SciPy's warning for a singular matrix
+            warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
+            lu, pivots = scipy.linalg.lu_factor(a, check_finite=False)
         return (lu, pivots.astype(np.int32))
 
     def _check_square(self, a: Variable) -> None:
