@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from fgraph import Op
 from numba_backend.registry import (
     Allocation, ModuleBuilder, NodeInfo, dtype_expression, numba_kernel,
 )
@@ -105,7 +106,7 @@ def _flag(value: bool) -> str:
     return f"np.bool_({value})"
 
 
-def _name(op: MatrixOp) -> str:
+def _name(op: Op) -> str:
     """The op as an error message names it (no braces: messages are format strings)."""
     return str(op).replace("{", "(").replace("}", ")")
 

@@ -124,7 +124,7 @@ def solve(
       SciPy's; solved as a triangular (or general) system of those entries;
     - "lower triangular", "upper triangular": `solve_triangular` of that triangle.
     """
-    kind = _SOLVE_KINDS.get(assume_a) if isinstance(assume_a, str) else None
+    kind = _SOLVE_KINDS.get(assume_a)
     if kind is None:
         raise ValueError(f"solve: assume_a must be one of {sorted(_SOLVE_KINDS)}, got {assume_a!r}")
     if kind in ("lower triangular", "upper triangular"):
@@ -575,7 +575,7 @@ def tensorinv(a: TensorLike, ind: int = 2) -> Variable:
     a of shape left + right (left its first `ind` axes, prod(left) == prod(right)) is
     inverted as a prod(left) x prod(right) matrix, and the result has shape
     right + left."""
-    if isinstance(ind, bool) or not isinstance(ind, int) or ind <= 0:
+    if isinstance(ind, bool) or ind <= 0:
         raise ValueError(f"tensorinv: ind must be a positive int, got {ind!r}")
     variable = as_matrix_operand(a, "tensorinv", min_rank=ind + 1)
     lengths = [_length(variable, axis) for axis in range(variable.ndim)]
