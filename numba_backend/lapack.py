@@ -47,7 +47,7 @@ from numba.core import types
 from numba.extending import intrinsic
 
 from numba_backend.blas import (
-    capsule_address, cython_module, one_blas_thread, restore_blas_threads,
+    capsule_address, cython_module, matmul_into, one_blas_thread, restore_blas_threads,
 )
 from numba_backend.library import library_function
 
@@ -324,6 +324,52 @@ def _getrf(work: Array, pivots: Array) -> int:
 
 
 @library_function
+def lu_factor_into(a: Array, lu_out: Array, pivots_out: Array) -> int:
+    """getrf (as SciPy's lu_factor) on a column-major copy of the (m, n) matrix a: the
+    packed factors into `lu_out`, the 0-based pivots into `pivots_out`. info > 0 (a
+    zero on U's diagonal) is no failure: the factors are still exact."""
+    m, n = a.shape
+    if _too_long(m, n):
+        return TOO_LONG
+    if not (_c_contiguous(lu_out) and _c_contiguous(pivots_out)):
+        return NOT_C_CONTIGUOUS
+    if m == 0 or n == 0:
+        return 0
+    work = np.empty((n, m), dtype=lu_out.dtype).T
+    _copy(a, work)
+    pivots = np.empty(min(m, n), dtype=np.int32)
+    ints = np.array([m, n, m, 0], dtype=np.int32)
+    arguments = (at(ints, 0), at(ints, 1), at(work, 0), at(ints, 2), at(pivots, 0), at(ints, 3))
+    lowered = one_blas_thread(float(m) * n * min(m, n), m * n < 10000)
+    if work.itemsize == 8:
+        dgetrf(*arguments)
+    else:
+        sgetrf(*arguments)
+    restore_blas_threads(lowered)
+    _copy(work, lu_out)
+    for i in range(pivots.shape[0]):
+        pivots_out[i] = pivots[i] - 1
+    return min(int(ints[3]), 0)
+
+
+@library_function
+def pivot_rows_into(pivots: Array, out: Array) -> int:
+    """The row indices p with a = (L U)[p] from 0-based pivots (see
+    `ops.lu.PivotPermutation`); the position of the first pivot outside [0, k) plus one,
+    or 0."""
+    k = pivots.shape[0]
+    order = np.arange(k)
+    for i in range(k):
+        pivot = pivots[i]
+        if pivot < 0 or pivot >= k:
+            return i + 1
+        order[i], order[pivot] = order[pivot], order[i]
+    for i in range(k):
+        out[order[i]] = i
+    return 0
+
+
+@library_function
 def inv_into(a: Array, out: Array) -> int:
     """getrf and getri in `out`: a copied into C order is a^T column-major, and the
     inverse of a^T is inv(a)^T, which read in C order is inv(a). info > 0: singular."""
@@ -561,3 +607,87 @@ def qr_into(a: Array, q_out: Array, r_out: Array, complete: bool) -> int:
         for j in range(q_columns):
             q_out[i, j] = work[i, j]
     return int(ints[4])
+
+
+# Higham (2005), "The scaling and squaring method for the matrix exponential revisited":
+# the largest 1-norm for which the Padé approximant of each degree is accurate to double
+# precision, and the approximants' coefficients.
+_PADE_THETA = (1.495585217958292e-2, 2.539398330063230e-1, 9.504178996162932e-1,
+               2.097847961257068e0, 5.371920351148152e0)
+_PADE_COEFFICIENTS = np.array([
+    [120.0, 60.0, 12.0, 1.0] + [0.0] * 10,
+    [30240.0, 15120.0, 3360.0, 420.0, 30.0, 1.0] + [0.0] * 8,
+    [17297280.0, 8648640.0, 1995840.0, 277200.0, 25200.0, 1512.0, 56.0, 1.0] + [0.0] * 6,
+    [17643225600.0, 8821612800.0, 2075673600.0, 302702400.0, 30270240.0, 2162160.0,
+     110880.0, 3960.0, 90.0, 1.0] + [0.0] * 4,
+    [64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0,
+     129060195264000.0, 10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0,
+     40840800.0, 960960.0, 16380.0, 182.0, 1.0],
+])
+
+
+@library_function
+def _product(x: Array, y: Array) -> Array:
+    out = np.empty((x.shape[0], y.shape[1]), dtype=x.dtype)
+    matmul_into(x, y, out)
+    return out
+
+
+@library_function
+def expm_into(a: Array, out: Array) -> int:
+    """exp(a) by scaling and squaring (Higham 2005, as SciPy's expm before its 1-norm
+    estimates), computed in float64 whatever a's dtype: the Padé approximant of degree
+    3, 5, 7 or 9 when a's 1-norm allows, else of degree 13 of a / 2^s, squared s times.
+    A matrix holding inf or nan gives nan. info > 0: the approximant's solve failed."""
+    n = a.shape[0]
+    if not _c_contiguous(out):
+        return NOT_C_CONTIGUOUS
+    if n == 0:
+        return 0
+    x = np.empty((n, n), dtype=np.float64)
+    _copy(a, x)
+    norm = 0.0
+    for j in range(n):
+        column = 0.0
+        for i in range(n):
+            column += abs(x[i, j])
+        norm = max(norm, column)
+    if not np.isfinite(norm):
+        for i in range(n):
+            for j in range(n):
+                out[i, j] = np.nan
+        return 0
+    degree, squarings = 4, 0
+    for candidate in range(4):
+        if norm <= _PADE_THETA[candidate]:
+            degree = candidate
+            break
+    if degree == 4 and norm > _PADE_THETA[4]:
+        squarings = int(np.ceil(np.log2(norm / _PADE_THETA[4])))
+        x *= 0.5 ** squarings
+    b = _PADE_COEFFICIENTS[degree]
+    identity = np.eye(n)
+    x2 = _product(x, x)
+    if degree < 4:
+        odd, even = b[1] * identity, b[0] * identity
+        power = identity
+        for k in range(1, degree + 2):
+            power = _product(power, x2)
+            odd += b[2 * k + 1] * power
+            even += b[2 * k] * power
+        u = _product(x, odd)
+    else:
+        x4 = _product(x2, x2)
+        x6 = _product(x4, x2)
+        u = _product(x, _product(x6, b[13] * x6 + b[11] * x4 + b[9] * x2)
+                     + b[7] * x6 + b[5] * x4 + b[3] * x2 + b[1] * identity)
+        even = (_product(x6, b[12] * x6 + b[10] * x4 + b[8] * x2)
+                + b[6] * x6 + b[4] * x4 + b[2] * x2 + b[0] * identity)
+    result = np.empty((n, n), dtype=np.float64)
+    info = solve_into(even - u, even + u, result)
+    if info != 0:
+        return info
+    for _ in range(squarings):
+        result = _product(result, result)
+    _copy(result, out)
+    return 0

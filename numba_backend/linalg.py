@@ -11,11 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from fgraph import Op
 from numba_backend.registry import (
     Allocation, ModuleBuilder, NodeInfo, dtype_expression, numba_kernel,
 )
 from ops.determinants import Det, SLogDet
 from ops.factorizations import QR, SVD, Cholesky, Eigh
+from ops.lu import LUFactor, PivotPermutation
+from ops.matrix_exponential import Expm
 from ops.matrix_op import MatrixOp
 from ops.solves import CholeskySolve, Inv, Solve, SolveTriangular
 
@@ -103,7 +106,7 @@ def _flag(value: bool) -> str:
     return f"np.bool_({value})"
 
 
-def _name(op: MatrixOp) -> str:
+def _name(op: Op) -> str:
     """The op as an error message names it (no braces: messages are format strings)."""
     return str(op).replace("{", "(").replace("}", ")")
 
@@ -253,4 +256,56 @@ def _qr(op: QR, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     return _lines(
         op, node, output_cores, lambda cores: [],
         lambda a, out: [f"qr_into({a[0]}, {out[0]}, {out[1]}, {_flag(op.complete)})"],
+    )
+
+
+@numba_kernel.register
+def _lu_factor(op: LUFactor, node: NodeInfo, module: ModuleBuilder) -> list[str]:
+    p = node.prefix
+
+    def output_cores(cores: list[Lengths]) -> list[Lengths]:
+        m, n = cores[0]
+        return [(m, n), (f"min({m}, {n})",)]
+
+    return _lines(
+        op, node, output_cores, lambda cores: [],
+        lambda a, out: [
+            f"{p}info = lu_factor_into({a[0]}, {out[0]}, {out[1]})",
+            *_raise_on(f"{p}info != 0",
+                       f"{_name(op)} of {node.label(0)}: the matrix is too long for LAPACK"),
+        ],
+    )
+
+
+@numba_kernel.register
+def _pivot_permutation(op: PivotPermutation, node: NodeInfo, module: ModuleBuilder) -> list[str]:
+    """One row of pivots at a time, over the flattened batch axes."""
+    (pivots,), (out,) = node.inputs, node.outputs
+    p = node.prefix
+    rank = node.input_types[0].ndim
+    lead = " * ".join(f"{pivots}.shape[{axis}]" for axis in range(rank - 1)) or "1"
+    return [
+        f"{p}k = {pivots}.shape[{rank - 1}]",
+        f"{p}rows = {lead}",
+        f"{p}flat = np.ascontiguousarray({pivots}).reshape(({p}rows, {p}k))",
+        Allocation(out, f"{pivots}.shape", "int32"),
+        f"{p}result = {out}.reshape(({p}rows, {p}k))",
+        f"for {p}r in range({p}rows):",
+        f"    {p}info = pivot_rows_into({p}flat[{p}r], {p}result[{p}r])",
+        f"    if {p}info != 0:",
+        f"        raise ValueError('{_name(op)} of {node.label(0)}: a pivot is outside [0, k), "
+        f"at position', {p}info - 1, 'of', {p}k)",
+    ]
+
+
+@numba_kernel.register
+def _expm(op: Expm, node: NodeInfo, module: ModuleBuilder) -> list[str]:
+    p = node.prefix
+    return _lines(
+        op, node, lambda cores: [cores[0]], _square(0),
+        lambda a, out: [
+            f"{p}info = expm_into({a[0]}, {out[0]})",
+            *_raise_on(f"{p}info != 0",
+                       f"{_name(op)} of {node.label(0)}: the Pade approximant is singular"),
+        ],
     )

@@ -19,7 +19,8 @@ from fgraph import Variable
 from fgraph.op import Array
 from ops.creation import eye
 from ops.dimshuffle import expand_dims
-from ops.elemwise import add, eq, fit_to, gt, mul, neg, reciprocal, sub, true_div, where
+from ops.elemwise import add, eq, fit_to, gt, mul, neg, reciprocal, sub, true_div, where, zeros_like
+from ops.join import concatenate
 from ops.matmul import matmul
 from ops.matrix_op import LinAlgError, MatrixOp, Shape, square_length
 from ops.matrix_parts import (
@@ -298,14 +299,16 @@ class QR(MatrixOp):
         q, r = np.linalg.qr(cores[0], mode="complete" if self.complete else "reduced")
         return (q, r)
 
-    def _check_differentiable(self, a: Variable) -> None:
+    def _wide_length(self, a: Variable) -> int | None:
+        """m for a statically wide matrix (m < n), None for a tall or square one; refuses
+        what has no derivative here (unknown lengths, complete mode of a tall matrix)."""
         m, n = a.type.shape[-2], a.type.shape[-1]
-        if m is None or n is None or m < n or (self.complete and m != n):
+        if m is None or n is None or (self.complete and m > n):
             raise NotImplementedError(
-                f"{self}: derivatives need a statically tall or square matrix (m >= n, and "
-                f"m == n with complete=True), got {a.type}; the factors of a wide matrix do "
-                "not depend smoothly on it"
+                f"{self}: derivatives need static matrix lengths (and m <= n with "
+                f"complete=True, whose added columns of q are not unique), got {a.type}"
             )
+        return m if m < n else None
 
     def pullback(
         self, inputs: tuple[Variable, ...], outputs: tuple[Variable, ...],
@@ -315,21 +318,19 @@ class QR(MatrixOp):
         q_cotangent, r_cotangent = cotangents
         if q_cotangent is None and r_cotangent is None:
             return (None,)
-        self._check_differentiable(a)
-        # M = r rbar^T - qbar^T q; abar = (qbar + q copyltu(M)) r^-T.
-        terms = []
-        if r_cotangent is not None:
-            terms.append(matmul(r, mT(r_cotangent)))
-        if q_cotangent is not None:
-            terms.append(neg(matmul(mT(q_cotangent), q)))
-        m_matrix = terms[0] if len(terms) == 1 else add(terms[0], terms[1])
-        copied = add(triangle(m_matrix, lower=True), mT(triangle(m_matrix, lower=True, strict=True)))
-        left = matmul(q, copied)
-        if q_cotangent is not None:
-            left = add(left, q_cotangent)
-        # left r^-T = (r^-1 left^T)^T
-        solved = SolveTriangular(lower=False)(r, mT(left))
-        return (fit_to(a, mT(solved)),)
+        m = self._wide_length(a)
+        if m is None:
+            return (fit_to(a, _qr_pullback(q, r, q_cotangent, r_cotangent)),)
+        # a = [x y] with x = q r1 square and r2 = q^T y (Liao et al. 2019): y's share
+        # reaches q's cotangent as y r2bar^T, and y's gradient is q r2bar.
+        if r_cotangent is None:
+            square = _qr_pullback(q, r[..., :m], q_cotangent, None)
+            return (fit_to(a, concatenate([square, zeros_like(a[..., m:])], axis=-1)),)
+        left, right = r_cotangent[..., :m], r_cotangent[..., m:]
+        moved = matmul(a[..., m:], mT(right))
+        q_total = moved if q_cotangent is None else add(q_cotangent, moved)
+        square = _qr_pullback(q, r[..., :m], q_total, left)
+        return (fit_to(a, concatenate([square, matmul(q, right)], axis=-1)),)
 
     def pushforward(
         self, inputs: tuple[Variable, ...], outputs: tuple[Variable, ...],
@@ -339,13 +340,40 @@ class QR(MatrixOp):
         (tangent,) = tangents
         if tangent is None:
             return (None, None)
-        self._check_differentiable(a)
-        # da r^-1 = (r^-T da^T)^T
-        moved = mT(SolveTriangular(lower=False, trans=True)(r, mT(tangent)))
-        rotated = matmul(mT(q), moved)
-        strict = triangle(rotated, lower=True, strict=True)
-        skew = sub(strict, mT(strict))
-        q_tangent = add(matmul(q, sub(skew, rotated)), moved)
-        r_tangent = matmul(sub(rotated, skew), r)
-        return (q_tangent, r_tangent)
+        m = self._wide_length(a)
+        if m is None:
+            return _qr_pushforward(q, r, tangent)
+        q_tangent, left = _qr_pushforward(q, r[..., :m], tangent[..., :m])
+        right = add(matmul(mT(q_tangent), a[..., m:]), matmul(mT(q), tangent[..., m:]))
+        return (q_tangent, concatenate([left, right], axis=-1))
 
+
+def _qr_pullback(
+    q: Variable, r: Variable, q_cotangent: Variable | None, r_cotangent: Variable | None
+) -> Variable:
+    """The gradient of a = q r for m >= n: M = r rbar^T - qbar^T q;
+    abar = (qbar + q copyltu(M)) r^-T."""
+    terms = []
+    if r_cotangent is not None:
+        terms.append(matmul(r, mT(r_cotangent)))
+    if q_cotangent is not None:
+        terms.append(neg(matmul(mT(q_cotangent), q)))
+    m_matrix = terms[0] if len(terms) == 1 else add(terms[0], terms[1])
+    copied = add(triangle(m_matrix, lower=True), mT(triangle(m_matrix, lower=True, strict=True)))
+    left = matmul(q, copied)
+    if q_cotangent is not None:
+        left = add(left, q_cotangent)
+    # left r^-T = (r^-1 left^T)^T
+    return mT(SolveTriangular(lower=False)(r, mT(left)))
+
+
+def _qr_pushforward(q: Variable, r: Variable, tangent: Variable) -> tuple[Variable, Variable]:
+    """(dq, dr) of a = q r for m >= n."""
+    # da r^-1 = (r^-T da^T)^T
+    moved = mT(SolveTriangular(lower=False, trans=True)(r, mT(tangent)))
+    rotated = matmul(mT(q), moved)
+    strict = triangle(rotated, lower=True, strict=True)
+    skew = sub(strict, mT(strict))
+    q_tangent = add(matmul(q, sub(skew, rotated)), moved)
+    r_tangent = matmul(sub(rotated, skew), r)
+    return q_tangent, r_tangent

@@ -14,21 +14,28 @@ from typing import Literal, overload
 
 import numpy as np
 
-from fgraph import ShapeError, Variable
+from fgraph import ShapeError, Variable, promote
 from fgraph.operators import TensorLike
 from ops.convert import as_tensor
 from ops.determinants import Det, SLogDet
 from ops.broadcast import broadcast_to
-from ops.creation import eye
+from ops.creation import arange, eye, zeros
 from ops.dimshuffle import DimShuffle, expand_dims, normalize_axis, squeeze, transpose
 from ops.elemwise import abs as elementwise_abs
-from ops.elemwise import cast, gt, mul, neq, pow, reciprocal, sqrt, where
+from ops.elemwise import (
+    add, cast, gt, isnan, le, logical_and, logical_not, minimum, mul, neq, pow, reciprocal, sqrt,
+    where,
+)
 from ops.factorizations import QR, SVD, Cholesky, Eigh
 from ops.matmul import matmul, outer
 from ops.matrix_op import LinAlgError, as_matrix_operand, pad_batch
-from ops.matrix_parts import mT
+from ops.lu import LUFactor, PivotPermutation, permutation_matrix
+from ops.matrix_exponential import Expm
+from ops.matrix_parts import diag_embed, from_triangle, matrix_diagonal, mT, positions, triangle
 from ops.numpy_functions import diagonal as numpy_diagonal
 from ops.numpy_functions import tensordot
+from ops.join import concatenate
+from ops.reduction import any as any_true
 from ops.reduction import max as reduce_max
 from ops.reduction import min as reduce_min
 from ops.reduction import sum as reduce_sum
@@ -37,17 +44,24 @@ from ops.solves import CholeskySolve, Inv, Solve, SolveTriangular
 
 __all__ = [
     "LinAlgError",
+    "block_diag",
     "cho_solve",
     "cholesky",
+    "cond",
     "det",
     "diagonal",
     "eigh",
     "eigvalsh",
+    "expm",
     "inv",
     "kron",
     "lstsq",
+    "lu",
+    "lu_factor",
+    "lu_solve",
     "matmul",
     "matrix_power",
+    "matrix_rank",
     "matrix_transpose",
     "norm",
     "outer",
@@ -58,6 +72,8 @@ __all__ = [
     "solve_triangular",
     "svd",
     "tensordot",
+    "tensorinv",
+    "tensorsolve",
     "trace",
 ]
 
@@ -83,21 +99,48 @@ def _with_right_side(
     return squeeze(solution, -1) if vector else solution
 
 
+_SOLVE_KINDS = {
+    "gen": "gen", "general": "gen", "sym": "sym", "symmetric": "sym", "her": "sym",
+    "hermitian": "sym", "pos": "pos", "positive definite": "pos", "diagonal": "diagonal",
+    "tridiagonal": "tridiagonal", "lower triangular": "lower triangular",
+    "upper triangular": "upper triangular",
+}
+
+
 def solve(
-    a: TensorLike, b: TensorLike, assume_a: Literal["gen", "sym", "pos"] = "gen",
-    lower: bool = False,
+    a: TensorLike, b: TensorLike, assume_a: str = "gen", lower: bool = False,
+    transposed: bool = False,
 ) -> Variable:
-    """x with a x = b (`numpy.linalg.solve`; `b` of rank 1 is a vector). With
-    `assume_a="pos"`, a is symmetric positive definite and read from its `lower` (or
-    upper) triangle, solved through its Cholesky factor, as `scipy.linalg.solve`; with
-    `assume_a="sym"`, a is declared symmetric (all of it is read), which lets the
-    rewrites reuse a Cholesky factor of it the graph computes."""
-    if assume_a == "pos":
+    """x with a x = b (`numpy.linalg.solve`; `b` of rank 1 is a vector), or with
+    a^T x = b for `transposed`, as `scipy.linalg.solve` with its `assume_a` names:
+
+    - "gen" ("general"): LU with partial pivoting;
+    - "pos" ("positive definite"): a is symmetric positive definite, read from its
+      `lower` (or upper) triangle and solved through its Cholesky factor;
+    - "sym" ("symmetric", and for real matrices "her", "hermitian"): a is declared
+      symmetric (all of it is read), which lets the rewrites reuse a Cholesky factor of
+      it the graph computes;
+    - "diagonal" and "tridiagonal": only a's diagonal (or three diagonals) is read, as
+      SciPy's; solved as a triangular (or general) system of those entries;
+    - "lower triangular", "upper triangular": `solve_triangular` of that triangle.
+    """
+    kind = _SOLVE_KINDS.get(assume_a)
+    if kind is None:
+        raise ValueError(f"solve: assume_a must be one of {sorted(_SOLVE_KINDS)}, got {assume_a!r}")
+    if kind in ("lower triangular", "upper triangular"):
+        return solve_triangular(a, b, trans=1 if transposed else 0, lower=kind == "lower triangular")
+    if kind == "pos":
         factor = cholesky(a, lower=lower)
         return _with_right_side("solve", factor, b, CholeskySolve(lower))
-    if assume_a not in ("gen", "sym"):
-        raise ValueError(f"solve: assume_a must be 'gen', 'sym' or 'pos', got {assume_a!r}")
-    return _with_right_side("solve", a, b, Solve(symmetric=assume_a == "sym"))
+    matrix = as_matrix_operand(a, "solve")
+    if kind == "diagonal":
+        return _with_right_side("solve", diag_embed(matrix_diagonal(matrix)), b, SolveTriangular(lower=True))
+    if kind == "tridiagonal":
+        rows, columns = positions(matrix)
+        matrix = where(le(elementwise_abs(rows - columns), 1), matrix, 0)
+    if transposed and kind != "sym":
+        matrix = mT(matrix)
+    return _with_right_side("solve", matrix, b, Solve(symmetric=kind == "sym"))
 
 
 def solve_triangular(
@@ -120,6 +163,79 @@ def cho_solve(c_and_lower: tuple[TensorLike, bool], b: TensorLike) -> Variable:
     return _with_right_side("cho_solve", c, b, CholeskySolve(lower))
 
 
+def lu_factor(a: TensorLike) -> tuple[Variable, Variable]:
+    """(lu, piv) as `scipy.linalg.lu_factor`: LAPACK getrf's packed factors of an
+    (m, n) matrix (L's strict lower triangle, its unit diagonal not stored, and U) and
+    its 0-based row interchanges, int32 (row i was swapped with row piv[i])."""
+    packed, pivots = LUFactor().apply(as_matrix_operand(a, "lu_factor"))
+    return packed, pivots
+
+
+@overload
+def lu(
+    a: TensorLike, permute_l: Literal[False] = ..., p_indices: bool = ...
+) -> tuple[Variable, Variable, Variable]: ...
+@overload
+def lu(a: TensorLike, permute_l: Literal[True], p_indices: bool = ...) -> tuple[Variable, Variable]: ...
+def lu(
+    a: TensorLike, permute_l: bool = False, p_indices: bool = False
+) -> tuple[Variable, Variable, Variable] | tuple[Variable, Variable]:
+    """(p, l, u) with a = p @ l @ u for an (m, n) matrix, as `scipy.linalg.lu`: p the
+    (m, m) permutation matrix, l (m, k) unit lower triangular, u (k, n) upper, k =
+    min(m, n). With `p_indices`, p is the int32 row indices with a = l[p] @ u; with
+    `permute_l`, (p @ l, u). Derivatives (square matrices) hold the pivots fixed."""
+    matrix = as_matrix_operand(a, "lu")
+    packed, pivots = LUFactor().apply(matrix)
+    m, n = _length(matrix, -2), _length(matrix, -1)
+    k = min(m, n) if isinstance(m, int) and isinstance(n, int) else minimum(m, n)
+    lower = add(triangle(packed[..., :, :k], lower=True, strict=True), eye(m, k, dtype=matrix.dtype))
+    upper = triangle(packed[..., :k, :], lower=False)
+    if not (isinstance(m, int) and isinstance(n, int) and m <= n):
+        # Rows beyond the k pivots of a tall matrix stay where they are.
+        batch = [_length(pivots, axis) for axis in range(pivots.ndim - 1)]
+        rest = broadcast_to(arange(k, m, dtype="int32"), [*batch, m - k])
+        pivots = concatenate([pivots, rest], axis=-1)
+    if p_indices and not permute_l:
+        return PivotPermutation()(pivots), lower, upper
+    permutation = permutation_matrix(pivots, matrix.dtype)
+    if permute_l:
+        return matmul(permutation, lower), upper
+    return permutation, lower, upper
+
+
+def lu_solve(
+    lu_and_piv: tuple[TensorLike, TensorLike], b: TensorLike, trans: Literal[0, 1, 2] = 0
+) -> Variable:
+    """x with a x = b (or a^T x = b for `trans` 1, and for real matrices 2) from
+    `lu_factor(a)`, as `scipy.linalg.lu_solve` (`b` of rank 1 is a vector): two
+    triangular solves reading the packed factors and the pivots' permutation. A zero on
+    U's diagonal raises `LinAlgError` (SciPy returns inf or nan)."""
+    if trans not in (0, 1, 2):
+        raise ValueError(f"lu_solve: trans must be 0, 1 or 2, got {trans!r}")
+    packed = as_matrix_operand(lu_and_piv[0], "lu_solve")
+    pivots = as_tensor(lu_and_piv[1], name="lu_solve pivots")
+    right = as_matrix_operand(b, "lu_solve", min_rank=1)
+    vector = right.ndim == 1
+    if vector:
+        right = expand_dims(right, -1)
+    packed, pivots, right = pad_batch([packed, pivots, right], (2, 1, 2))
+    permutation = permutation_matrix(pivots, promote(packed.dtype, right.dtype))
+    if trans == 0:  # L U x = P^T b
+        moved = SolveTriangular(lower=True, unit_diagonal=True)(packed, matmul(mT(permutation), right))
+        solution = SolveTriangular(lower=False)(packed, moved)
+    else:  # U^T L^T (P^T x) = b
+        moved = SolveTriangular(lower=False, trans=True)(packed, right)
+        solution = matmul(permutation, SolveTriangular(lower=True, trans=True, unit_diagonal=True)(packed, moved))
+    return squeeze(solution, -1) if vector else solution
+
+
+def expm(a: TensorLike) -> Variable:
+    """The matrix exponential of square matrices (stacks too), as `scipy.linalg.expm`;
+    its derivative is the Fréchet derivative, from the exponential of a block matrix
+    twice as large (`ops.matrix_exponential`)."""
+    return Expm()(as_matrix_operand(a, "expm"))
+
+
 def inv(a: TensorLike) -> Variable:
     """The inverse of square matrices."""
     return Inv()(as_matrix_operand(a, "inv"))
@@ -136,18 +252,43 @@ def slogdet(a: TensorLike) -> tuple[Variable, Variable]:
     return sign, logabsdet
 
 
-def eigh(a: TensorLike, UPLO: Literal["L", "U"] = "L") -> tuple[Variable, Variable]:
+def eigh(
+    a: TensorLike, b: TensorLike | Literal["L", "U"] | None = None, UPLO: Literal["L", "U"] = "L"
+) -> tuple[Variable, Variable]:
     """(eigenvalues ascending, eigenvectors in columns) of symmetric matrices given by
-    their lower (UPLO="L") or upper triangle, as `numpy.linalg.eigh`."""
+    their lower (UPLO="L") or upper triangle, as `numpy.linalg.eigh`.
+
+    With `b`, the generalized problem a v = w b v for symmetric positive-definite `b`
+    (its same triangle read), as `scipy.linalg.eigh(a, b, lower=UPLO == "L")`: the
+    eigenvectors are b-orthonormal (v^T b v = I). Solved as LAPACK's sygvd does:
+    b = L L^T, the ordinary problem of L^-1 a L^-T, v = L^-T times its vectors.
+    NumPy's positional `eigh(a, "U")` still means UPLO."""
+    if isinstance(b, str):
+        return eigh(a, None, b)
     if UPLO not in ("L", "U"):
         raise ValueError(f"eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
-    values, vectors = Eigh(UPLO == "L").apply(as_matrix_operand(a, "eigh"))
-    return values, vectors
+    lower = UPLO == "L"
+    matrix = as_matrix_operand(a, "eigh")
+    if b is None:
+        values, vectors = Eigh(lower).apply(matrix)
+        return values, vectors
+    factor = cholesky(b, lower=lower)
+    if not lower:
+        factor = mT(factor)
+    matrix, factor = pad_batch([from_triangle(matrix, lower), factor], (2, 2))
+    solve_lower = SolveTriangular(lower=True)
+    half = solve_lower(factor, matrix)  # L^-1 a
+    reduced = mT(solve_lower(factor, mT(half)))  # (L^-1 (L^-1 a)^T)^T = L^-1 a L^-T
+    values, rotated = Eigh(lower=True).apply(reduced)
+    return values, SolveTriangular(lower=True, trans=True)(factor, rotated)
 
 
-def eigvalsh(a: TensorLike, UPLO: Literal["L", "U"] = "L") -> Variable:
-    """The eigenvalues (ascending) of symmetric matrices, as `numpy.linalg.eigvalsh`."""
-    return eigh(a, UPLO)[0]
+def eigvalsh(
+    a: TensorLike, b: TensorLike | None = None, UPLO: Literal["L", "U"] = "L"
+) -> Variable:
+    """The eigenvalues (ascending) of symmetric matrices, as `numpy.linalg.eigvalsh`;
+    with `b`, of the generalized problem, as `scipy.linalg.eigvalsh(a, b)` (see `eigh`)."""
+    return eigh(a, b, UPLO)[0]
 
 
 @overload
@@ -305,12 +446,13 @@ NormOrder = float | Literal["fro", "nuc"] | None
 
 
 def norm(
-    x: TensorLike, ord: NormOrder = None, axis: int | tuple[int, int] | None = None,
+    x: TensorLike, ord: NormOrder = None, axis: int | Sequence[int] | None = None,
     keepdims: bool = False,
 ) -> Variable:
     """Vector and matrix norms, as `numpy.linalg.norm`: with `axis` None, the vector norm
     of a 1-d `x`, the matrix norm of a 2-d one, or (`ord` None) the 2-norm of all
-    elements; an int `axis` takes vector norms along it, a pair matrix norms."""
+    elements; an int `axis` (or a 1-tuple) takes vector norms along it, a pair matrix
+    norms (`axis=(-2, -1)`: of each matrix of a stack)."""
     variable = as_tensor(x, name="norm")
     if variable.dtype not in ("float32", "float64"):
         variable = cast(variable, "float64")
@@ -324,10 +466,12 @@ def norm(
         if variable.ndim == 2:
             return _matrix_norm(variable, ord, (0, 1), keepdims)
         raise ShapeError(f"norm: an order needs a vector or a matrix (or an axis), got {variable.type}")
-    if isinstance(axis, int):
+    if not isinstance(axis, (int, np.integer)) and len(axis) == 1:
+        (axis,) = axis
+    if isinstance(axis, (int, np.integer)):
         return _vector_norm(variable, ord, normalize_axis(axis, variable.ndim, "norm"), keepdims)
     if len(axis) != 2:
-        raise ValueError(f"norm: axis must be an int or a pair of ints, got {axis!r}")
+        raise ValueError(f"norm: axis must be an int, or a tuple of one or two ints, got {axis!r}")
     rows, columns = (normalize_axis(a, variable.ndim, "norm") for a in axis)
     if rows == columns:
         raise ValueError(f"norm: the two axes must differ, got {axis!r}")
@@ -374,3 +518,127 @@ def _matrix_norm(x: Variable, ord: NormOrder, axes: tuple[int, int], keepdims: b
         for axis in sorted(axes):
             result = expand_dims(result, axis)
     return result
+
+
+def cond(x: TensorLike, p: NormOrder = None) -> Variable:
+    """The condition number of square matrices (stacks too), as `numpy.linalg.cond`:
+    for `p` None, 2 or -2 the ratio of the largest to the smallest singular value (or
+    its inverse), inf for a singular matrix; for the other orders (1, -1, inf, -inf,
+    'fro', 'nuc') norm(x, p) * norm(inv(x), p), where a singular matrix raises
+    `LinAlgError` (NumPy returns inf)."""
+    matrix = as_matrix_operand(x, "cond")
+    if p is None or p in (2, -2):
+        values = _singular_values(matrix)
+        largest, smallest = reduce_max(values, axis=-1), reduce_min(values, axis=-1)
+        ratio = largest / smallest if p != -2 else smallest / largest
+        # NumPy's 0 / 0 of a zero matrix is inf too, unless the matrix holds a nan.
+        finite_input = logical_not(any_true(isnan(matrix), axis=(-2, -1)))
+        return where(logical_and(isnan(ratio), finite_input), np.inf, ratio)
+    return mul(norm(matrix, p, axis=(-2, -1)), norm(inv(matrix), p, axis=(-2, -1)))
+
+
+def matrix_rank(
+    a: TensorLike, tol: TensorLike | None = None, hermitian: bool = False,
+    *, rtol: TensorLike | None = None,
+) -> Variable:
+    """The number of singular values above `tol` (per matrix of a stack), as
+    `numpy.linalg.matrix_rank`: by default tol = max(s) * max(m, n) * eps, or
+    max(s) * rtol; for a vector or scalar 1 unless all of it is 0. int64.
+    `hermitian` is accepted for NumPy's signature and changes nothing."""
+    variable = as_tensor(a, name="matrix_rank")
+    if variable.ndim < 2:
+        return cast(any_true(neq(variable, 0)), "int64")
+    matrix = as_matrix_operand(variable, "matrix_rank")
+    values = _singular_values(matrix)
+    if tol is None:
+        if rtol is None:
+            eps = float(np.finfo(matrix.dtype).eps)
+            m, n = matrix.shape[-2], matrix.shape[-1]
+            rtol = mul(cast(where(gt(m, n), m, n), matrix.dtype), eps)
+        else:
+            rtol = expand_dims(as_tensor(rtol, name="matrix_rank rtol"), -1)
+        cutoff = mul(reduce_max(values, axis=-1, keepdims=True), rtol)
+    else:
+        cutoff = expand_dims(as_tensor(tol, name="matrix_rank tol"), -1)
+    return reduce_sum(cast(gt(values, cutoff), "int64"), axis=-1)
+
+
+def _product(lengths: Sequence[Variable | int]) -> Variable | int:
+    total: Variable | int = 1
+    for length in lengths:
+        total = total * length
+    return total
+
+
+def tensorinv(a: TensorLike, ind: int = 2) -> Variable:
+    """The inverse with respect to `tensordot(inv, a, ind)`, as `numpy.linalg.tensorinv`:
+    a of shape left + right (left its first `ind` axes, prod(left) == prod(right)) is
+    inverted as a prod(left) x prod(right) matrix, and the result has shape
+    right + left."""
+    if isinstance(ind, bool) or ind <= 0:
+        raise ValueError(f"tensorinv: ind must be a positive int, got {ind!r}")
+    variable = as_matrix_operand(a, "tensorinv", min_rank=ind + 1)
+    lengths = [_length(variable, axis) for axis in range(variable.ndim)]
+    matrix = reshape(variable, [_product(lengths[:ind]), _product(lengths[ind:])])
+    return reshape(inv(matrix), [*lengths[ind:], *lengths[:ind]])
+
+
+def tensorsolve(a: TensorLike, b: TensorLike, axes: Sequence[int] | None = None) -> Variable:
+    """x with tensordot(a, x, x.ndim) = b, as `numpy.linalg.tensorsolve`: the axes of a
+    in `axes` move to the end first; a of shape b.shape + x.shape (sizes equal) is
+    solved as a square matrix."""
+    matrix = as_matrix_operand(a, "tensorsolve", min_rank=1)
+    right = as_matrix_operand(b, "tensorsolve", min_rank=0)
+    if axes is not None:
+        moved = [normalize_axis(axis, matrix.ndim, "tensorsolve") for axis in axes]
+        kept = [axis for axis in range(matrix.ndim) if axis not in moved]
+        matrix = transpose(matrix, [*kept, *moved])
+    if right.ndim >= matrix.ndim:
+        raise ShapeError(
+            f"tensorsolve: a needs more axes than b (a's are b's and x's), got {matrix.type} "
+            f"and {right.type}"
+        )
+    solution_lengths = [_length(matrix, axis) for axis in range(right.ndim, matrix.ndim)]
+    size = _product(solution_lengths)
+    square = reshape(matrix, [_product([_length(matrix, k) for k in range(right.ndim)]), size])
+    solution = _with_right_side("tensorsolve", square, reshape(right, [-1]), Solve())
+    return reshape(solution, solution_lengths)
+
+
+def block_diag(*arrays: TensorLike) -> Variable:
+    """The block-diagonal matrix of `arrays`, as `scipy.linalg.block_diag`: a scalar is
+    a 1 x 1 block, a vector a row; with batch axes (equal ranks; lengths 1 broadcast),
+    one block-diagonal matrix per batch element. No arrays give a (1, 0) matrix."""
+    if not arrays:
+        return zeros((1, 0))
+    blocks = [as_tensor(x, name="block_diag") for x in arrays]
+    blocks = [expand_dims(x, tuple(range(2 - x.ndim))) if x.ndim < 2 else x for x in blocks]
+    batch_rank = max(x.ndim for x in blocks) - 2
+    blocks = pad_batch(blocks, (2,) * len(blocks))
+    dtype = promote(*(x.dtype for x in blocks))
+    # A batch length comes from a block whose length there is not statically 1; the
+    # others broadcast along their static 1 (or must match, checked when run).
+    batch = [next((_length(x, axis) for x in blocks if x.type.shape[axis] != 1), 1)
+             for axis in range(batch_rank)]
+    columns = [_length(x, -1) for x in blocks]
+    rows = []
+    for number, x in enumerate(blocks):
+        height = _length(x, -2)
+        left = zeros([*batch, height, _total(columns[:number])], dtype)
+        right = zeros([*batch, height, _total(columns[number + 1:])], dtype)
+        middle = broadcast_to(cast(x, dtype), [*batch, height, columns[number]])
+        rows.append(concatenate([left, middle, right], axis=-1))
+    return concatenate(rows, axis=-2)
+
+
+def _length(x: Variable, axis: int) -> Variable | int:
+    """x's length along `axis`: the static int when known, else the symbolic one."""
+    static = x.type.shape[axis]
+    return x.shape[axis] if static is None else static
+
+
+def _total(lengths: Sequence[Variable | int]) -> Variable | int:
+    total: Variable | int = 0
+    for length in lengths:
+        total = total + length
+    return total

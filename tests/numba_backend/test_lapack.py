@@ -329,3 +329,63 @@ def test_compiled_calls_load_from_the_disk_cache_in_a_fresh_process(tmp_path: Pa
     assert all(Path(output[0]) == root / "numba_backend" / "lapack.py" for output in outputs)
     assert [output[1:] for output in outputs] == [["0", "1"], ["1", "0"]]
     assert list(tmp_path.rglob("*lapack*.nbc"))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [*SHAPES, (0, 3), (3, 0)])
+def test_lu_factor_matches_scipy(dtype: DType, shape: tuple[int, int]) -> None:
+    rng = np.random.default_rng(sum(shape))
+    a = rng.normal(size=shape).astype(dtype)
+    k = min(shape)
+    for view in layouts(a):
+        lu, pivots = empty(*shape, dtype=dtype), np.full(k, -7, dtype=np.int32)
+        assert unchanged(lambda m: lapack.lu_factor_into(m, lu, pivots), view) == 0
+        if k:
+            expected_lu, expected_pivots = scipy.linalg.lu_factor(a)
+            close(lu, expected_lu, dtype, scale=float(np.abs(expected_lu).max()))
+            np.testing.assert_array_equal(pivots, expected_pivots)
+
+
+def test_lu_factor_of_a_singular_matrix_is_no_failure() -> None:
+    lu, pivots = empty(3, 3), np.empty(3, dtype=np.int32)
+    assert lapack.lu_factor_into(np.ones((3, 3)), lu, pivots) == 0
+    with pytest.warns(scipy.linalg.LinAlgWarning):
+        np.testing.assert_allclose(lu, scipy.linalg.lu_factor(np.ones((3, 3)))[0])
+
+
+def test_pivot_rows() -> None:
+    rng = np.random.default_rng(3)
+    for n in (1, 4, 7):
+        a = rng.normal(size=(n, n))
+        expected, _, _ = scipy.linalg.lu(a, p_indices=True)
+        out = np.full(n, -1, dtype=np.int32)
+        assert lapack.pivot_rows_into(scipy.linalg.lu_factor(a)[1], out) == 0
+        np.testing.assert_array_equal(out, expected)
+    out = np.empty(3, dtype=np.int32)
+    assert lapack.pivot_rows_into(np.array([0, 3, 2], dtype=np.int32), out) == 2
+    assert lapack.pivot_rows_into(np.array([-1, 1, 2], dtype=np.int32), out) == 1
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("norm", [0.0, 1e-3, 0.2, 0.9, 2.0, 5.0, 40.0])
+def test_expm_matches_scipy_for_every_pade_degree(dtype: DType, norm: float) -> None:
+    """The 1-norms pick each Padé degree (3, 5, 7, 9 and 13 with and without squaring)."""
+    rng = np.random.default_rng(int(norm * 10))
+    for n in SIZES:
+        a = rng.normal(size=(n, n))
+        a *= norm / max(np.abs(a).sum(axis=0).max(), 1e-300)
+        a = a.astype(dtype)
+        expected = scipy.linalg.expm(a.astype(np.float64))
+        for view in layouts(a):
+            out = empty(n, n, dtype=dtype)
+            assert unchanged(lambda m: lapack.expm_into(m, out), view) == 0
+            scale = float(np.abs(expected).max())
+            np.testing.assert_allclose(out, expected, rtol=tolerance(dtype) * 10,
+                                       atol=tolerance(dtype) * scale)
+
+
+def test_expm_of_non_finite_and_empty_matrices() -> None:
+    out = empty(2, 2)
+    assert lapack.expm_into(np.array([[np.inf, 0.0], [0.0, 1.0]]), out) == 0
+    assert np.isnan(out).all()
+    assert lapack.expm_into(np.empty((0, 0)), np.empty((0, 0))) == 0
