@@ -12,7 +12,7 @@ from fgraph.printing import dprint
 from fgraph.traverse import rebuild, root_variables, toposort
 from fgraph.types import TensorType, broadcast_shapes, format_shape, type_of_value
 from fgraph.validate import InvalidGraphError, check_graph
-from fgraph.variable import Constant, Input, Param, Variable, display_name, error_name
+from fgraph.variable import Constant, Input, Param, Variable, display_name
 
 __all__ = [
     "ALL_DTYPES",
@@ -36,7 +36,6 @@ __all__ = [
     "check_graph",
     "display_name",
     "dprint",
-    "error_name",
     "evaluate",
     "format_shape",
     "inner_graphs_of",

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from fgraph import Apply, Constant, Graph, Variable, error_name
+from fgraph import Apply, Constant, Graph, Variable
+from fgraph.variable import error_name
 from numba_backend import split
 from numba_backend.body import element_body
 from numba_backend.loops import summed_loop
