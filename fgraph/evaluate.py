@@ -3,19 +3,27 @@
 This is the oracle every rewrite and the numba backend are tested against, so it
 checks what ops return (count, dtype, shape against the inferred types) and fails
 loudly on a mismatch instead of passing a wrong value along.
+
+A run-time error of an op (NumPy's own, or the op's check) is raised again, of the same
+type and chained to it, with the node and its inputs' names and shapes before the
+message. An op running an inner graph (a loop's body) reads its inputs' names through
+`input_names` and names its params after them, so an error in a step names the user's
+variables (`W`, `the row of X`), not the body's `p2`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fgraph.errors import MissingInputError
-from fgraph.op import Array
+from fgraph.errors import RUN_TIME_ERRORS, MissingInputError, is_located, reraise_in_context
+from fgraph.node import Apply
+from fgraph.op import Array, inner_graphs_of
 from fgraph.traverse import toposort
-from fgraph.variable import Constant, Variable, display_name
+from fgraph.variable import Constant, Variable, display_name, error_name
 
 if TYPE_CHECKING:
     from fgraph.graph import Graph
@@ -25,12 +33,19 @@ class OpContractError(AssertionError):
     """An op's `perform` returned something its `infer` did not promise (an op bug)."""
 
 
-def evaluate(outputs: Sequence[Variable] | Graph, inputs: Mapping[Variable, Any]) -> list[Array]:
+def evaluate(
+    outputs: Sequence[Variable] | Graph,
+    inputs: Mapping[Variable, Any],
+    *,
+    names: Mapping[Variable, str] | None = None,
+) -> list[Array]:
     """Values of `outputs` (variables, or a `Graph`'s outputs) given values for the root
     variables they depend on.
 
     Input values are converted to their variable's type (safe casts only) with errors
     naming the variable; the returned arrays are fresh (never aliases of the inputs).
+    `names`: how run-time errors name root variables (an inner graph's params after the
+    outer values feeding them); by default an input's own name.
     """
     from fgraph.graph import Graph
 
@@ -56,10 +71,15 @@ def evaluate(outputs: Sequence[Variable] | Graph, inputs: Mapping[Variable, Any]
             return variable.data
         raise MissingInputError(f"no value given for {display_name(variable)}, needed by {reader}")
 
+    named = names or {}
     for node in nodes:
         arguments = tuple(value_of(input_, str(node.op)) for input_ in node.inputs)
-        node.op.check_values(tuple(input_.type for input_ in node.inputs), arguments)
-        results = node.op.perform(*arguments)
+        try:
+            results = _perform(node, arguments, named)
+        except RUN_TIME_ERRORS as error:
+            if is_located(error):  # an inner graph's evaluation said where
+                raise
+            reraise_in_context(error, _node_context(node, arguments, named), f"{node.op}: ")
         _check_results(node.op, node.output_types, results)
         for output, result in zip(node.outputs, results):
             values[output] = np.asarray(result)
@@ -68,6 +88,44 @@ def evaluate(outputs: Sequence[Variable] | Graph, inputs: Mapping[Variable, Any]
             if remaining_uses[input_] == 0 and input_.owner is not None:
                 del values[input_]
     return [np.array(value_of(output, "the outputs"), copy=True) for output in outputs]
+
+
+_running: ContextVar[tuple[tuple[Variable, ...], Mapping[Variable, str]]] = ContextVar(
+    "_running", default=((), {})
+)
+"""The inputs of the node whose op is running an inner graph, and the names of the
+evaluation running that node."""
+
+
+def input_names() -> tuple[str, ...]:
+    """Inside the `perform` of an op holding an inner graph, run by `evaluate`: how errors
+    name the node's inputs (the user's names where the graph has them), so the op can
+    name its inner graph's params after them. Empty outside `evaluate`."""
+    inputs, names = _running.get()
+    return tuple(error_name(variable, names) for variable in inputs)
+
+
+def _perform(node: Apply, arguments: tuple[Array, ...], names: Mapping[Variable, str]) -> Any:
+    node.op.check_values(tuple(input_.type for input_ in node.inputs), arguments)
+    if not inner_graphs_of(node.op):
+        return node.op.perform(*arguments)
+    running = _running.set((node.inputs, names))
+    try:
+        return node.op.perform(*arguments)
+    finally:
+        _running.reset(running)
+
+
+def _node_context(node: Apply, arguments: tuple[Array, ...], names: Mapping[Variable, str]) -> str:
+    """`MatMul of W (64, 64) and h (32,)`: the op and its inputs' names and shapes."""
+    described = [
+        f"{error_name(variable, names)} {np.shape(value)}"
+        for variable, value in zip(node.inputs, arguments)
+    ]
+    listed = ", ".join(described[:-1]) + " and " + described[-1] if len(described) > 1 else (
+        "".join(described)
+    )
+    return f"{node.op} of {listed}" if listed else str(node.op)
 
 
 def _check_results(op: object, output_types: Sequence[Any], results: Sequence[Any]) -> None:

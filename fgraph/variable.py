@@ -395,6 +395,23 @@ def display_name(variable: Variable) -> str:
     return repr(variable)
 
 
+def error_name(variable: Variable, names: Mapping[Variable, str] | None = None) -> str:
+    """How run-time errors name a variable: by `names` where it has one there (a loop
+    body's params are named after the user's variables that feed them), an input by its
+    name, a constant as such, a computed value by its op and the named values it reads."""
+    named = names or {}
+    found = named.get(variable)
+    if found is not None:
+        return found
+    if isinstance(variable, Constant):
+        return "a constant"
+    owner = variable.owner
+    if owner is None:
+        return display_name(variable)
+    read = [error_name(v, named) for v in owner.inputs if isinstance(v, Input) or v in named]
+    return f"the result of {owner.op}" + (f" of {', '.join(read)}" if read else "")
+
+
 def is_root(variable: Variable) -> bool:
     """Inputs, params and constants: variables no node computes."""
     return variable.owner is None

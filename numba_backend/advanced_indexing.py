@@ -5,7 +5,9 @@ and new axes make a view (basic indexing numba supports), and the integer arrays
 masks (as their `nonzero()` arrays) and static ints broadcast together and are read
 element by element in a loop nest over the result. Increments therefore accumulate
 over repeated indices (`np.add.at`), and a set keeps the last write in C order, as
-NumPy does. Indices are bounds-checked and negative ones wrap. An update marked
+NumPy does. Indices are bounds-checked and negative ones wrap; an index out of bounds
+is named in the error with its axis and the indexed variable, as basic indexing does
+(which one failed is worked out only once one has). An update marked
 `inplace` by the inplace rewrite writes into its input's buffer instead of a copy.
 """
 
@@ -31,6 +33,7 @@ class _Component:
     array: str
     rank: int | None
     view_axis: int
+    source_axis: int
     shape: tuple[int | None, ...] = ()
 
     @property
@@ -68,8 +71,9 @@ def _static_index_shape(components: list[_Component]) -> tuple[int, ...] | None:
 
 def _loop_nest(
     source: str, entries: tuple[Entry, ...], values: tuple[str, ...],
-    value_types: tuple[TensorType, ...], source_rank: int, prefix: str,
+    value_types: tuple[TensorType, ...], source_rank: int, prefix: str, label: str,
 ) -> _LoopNest:
+    """`label`: how errors name the indexed variable."""
     view = f"{prefix}v"
     remaining = iter(zip(values, value_types))
     parts: list[str] = []
@@ -98,13 +102,15 @@ def _loop_nest(
             first_advanced_at = len(basic_axes)
         advanced_positions.append(position)
         if not isinstance(entry, Symbolic):
-            components.append(_Component(str(entry), None, len(parts)))
+            components.append(_Component(str(entry), None, len(parts), axis))
             parts.append(":")
             axis += 1
             continue
         name, index_type = next(remaining)
         if not is_bool(index_type.dtype):
-            components.append(_Component(name, index_type.ndim, len(parts), index_type.shape))
+            components.append(
+                _Component(name, index_type.ndim, len(parts), axis, index_type.shape)
+            )
             parts.append(":")
             axis += 1
             continue
@@ -113,7 +119,9 @@ def _loop_nest(
         for offset in range(index_type.ndim):
             mismatch = f"{name}.shape[{offset}] != {source}.shape[{axis + offset}]"
             setup.append(f"{bad} = {bad} or {mismatch}")
-            components.append(_Component(f"{nonzero}[{offset}]", 1, len(parts), (None,)))
+            components.append(
+                _Component(f"{nonzero}[{offset}]", 1, len(parts), axis + offset, (None,))
+            )
             parts.append(":")
         axis += index_type.ndim
     for _ in range(axis, source_rank):
@@ -160,6 +168,7 @@ def _loop_nest(
     read = dict(zip(basic_axes, basic_names))
     indices: list[str] = []
     in_bounds: list[str] = []
+    checked: list[tuple[str, str, int]] = []  # per index: its name, length, source axis
     for number, component in enumerate(components):
         index = f"{prefix}t{number}"
         length = f"{view}.shape[{component.view_axis}]"
@@ -175,11 +184,11 @@ def _loop_nest(
             indices.append(f"{index} = np.int64({broadcast}[{at}])")
         indices += [f"if {index} < 0:", f"    {index} += {length}"]
         in_bounds.append(f"0 <= {index} < {length}")
+        checked.append((index, length, component.source_axis))
         read[component.view_axis] = index
-    indices += [
-        f"if not ({' and '.join(in_bounds)}):",
-        "    raise IndexError('index out of bounds')",
-    ]
+    if checked:  # none for a 0-d mask
+        indices += [f"if not ({' and '.join(in_bounds)}):"]
+        indices += [f"    {line}" for line in _bounds_error(checked, label, prefix)]
     shape = [f"{view}.shape[{a}]" for a in basic_axes]
     shape[first_advanced_at:first_advanced_at] = lengths
     loops = [
@@ -196,13 +205,34 @@ def _loop_nest(
     )
 
 
+def _bounds_error(checked: list[tuple[str, str, int]], label: str, prefix: str) -> list[str]:
+    """Lines run once an index is out of bounds: which one (the first, given back as it
+    was before wrapping), and the one raise naming it, its axis and `label`. `checked`:
+    per index, its name, the length it is checked against and the source axis."""
+    value, axis, length = f"{prefix}ei", f"{prefix}ea", f"{prefix}en"
+    lines: list[str] = []
+    for number, (index, extent, source_axis) in enumerate(checked):
+        found = [f"{value} = {index} - {extent} if {index} < 0 else {index}",
+                 f"{axis} = {source_axis}", f"{length} = {extent}"]
+        if len(checked) == 1:
+            lines += found
+        else:
+            last = number == len(checked) - 1
+            test = f"{'el' if number else ''}if not 0 <= {index} < {extent}:"
+            lines += ["else:" if last else test, *(f"    {line}" for line in found)]
+    return lines + [
+        f"raise IndexError('index {{}} is out of bounds for axis {{}} of {label} with length "
+        f"{{}}', {value}, {axis}, {length})"
+    ]
+
+
 @numba_kernel.register
 def _advanced_subtensor(op: AdvancedSubtensor, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     source, *values = node.inputs
     (output,) = node.outputs
     nest = _loop_nest(
         source, op.idx_list, tuple(values), node.input_types[1:], node.input_types[0].ndim,
-        node.prefix,
+        node.prefix, node.label(0),
     )
     indent = "    " * nest.depth
     return [
@@ -222,7 +252,8 @@ def _advanced_inc_subtensor(
     (output,) = node.outputs
     prefix = node.prefix
     nest = _loop_nest(
-        output, op.idx_list, tuple(values), node.input_types[2:], node.input_types[0].ndim, prefix
+        output, op.idx_list, tuple(values), node.input_types[2:], node.input_types[0].ndim,
+        prefix, node.label(0),
     )
     indent = "    " * nest.depth
     assign = "=" if op.set_instead_of_inc else "+="

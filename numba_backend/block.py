@@ -10,7 +10,10 @@ loop, so the summed array never exists.
 
 from __future__ import annotations
 
-from fgraph import Apply, Constant, Graph, Variable, display_name
+from collections.abc import Mapping
+
+from fgraph import Apply, Constant, Graph, Variable
+from fgraph.variable import error_name
 from numba_backend import split
 from numba_backend.body import element_body
 from numba_backend.loops import summed_loop
@@ -37,6 +40,7 @@ def emit_block(
     module: ModuleBuilder,
     prefix: str = "",
     plain_ends: bool = False,
+    labels: Mapping[Variable, str] | None = None,
 ) -> list[str]:
     """Statements computing every node of `graph`; `names` maps the graph's inputs to the
     names holding them (arrays) and receives the names of every computed variable (of
@@ -45,7 +49,10 @@ def emit_block(
     With `plain_ends` (the entry function's block), the graph's 0-d inputs are held as
     plain scalars and its 0-d outputs are named as plain scalars (an expression reading
     the one element of a 0-d array the block has): a caller passes and gets numbers,
-    which numba unboxes and boxes at a fraction of a 0-d array's cost (0.25 us each)."""
+    which numba unboxes and boxes at a fraction of a 0-d array's cost (0.25 us each).
+
+    `labels`: how run-time errors name the graph's params (a loop body's, after the
+    user's values feeding them); by default inputs are named by their own names."""
 
     def name_of(variable: Variable) -> str:
         found = names.get(variable)
@@ -67,7 +74,8 @@ def emit_block(
             input_types=tuple(variable.type for variable in node.inputs),
             output_types=node.output_types,
             prefix=f"{prefix}n{number}_",
-            input_labels=tuple(describe(variable) for variable in node.inputs),
+            input_labels=tuple(describe(variable, labels) for variable in node.inputs),
+            input_names=tuple(error_name(variable, labels) for variable in node.inputs),
             scalar_inputs=scalars.read_by(node),
             scalar_outputs=tuple(output in scalars.made for output in node.outputs),
             input_lengths=tuple(
@@ -196,14 +204,9 @@ def _takes_tuple(node: Apply, k: int) -> bool:
     return use is not None and use.vectors(node.op, k) and is_short_vector(node.inputs[k].type)
 
 
-def describe(variable: Variable) -> str:
-    """A variable as run-time errors name it: a graph input by its name, a constant as
-    such, a computed value by the op computing it."""
-    if variable.owner is not None:
-        return f"the result of {variable.owner.op} ({variable.type})"
-    if isinstance(variable, Constant):
-        return f"a constant ({variable.type})"
-    return f"{display_name(variable)} ({variable.type})"
+def describe(variable: Variable, labels: Mapping[Variable, str] | None = None) -> str:
+    """A variable as run-time errors name it (`fgraph.error_name`), and its type."""
+    return f"{error_name(variable, labels)} ({variable.type})"
 
 
 def summed_producers(graph: Graph) -> dict[Apply, Apply]:

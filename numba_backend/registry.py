@@ -47,7 +47,10 @@ class NodeInfo:
     per variable name within a function."""
     input_labels: tuple[str, ...] = ()
     """How run-time errors name each input: the user's name of a graph input, or what
-    computed it."""
+    computed it, and its type."""
+    input_names: tuple[str, ...] = ()
+    """The same without the types, for a kernel naming values after its inputs (a loop
+    names its body's params after the values feeding them; empty: unknown)."""
     scalar_inputs: tuple[bool, ...] = ()
     """Per input, whether its name holds a plain numba scalar (or, for a shape vector, a
     tuple) rather than an array (only for inputs a `scalar_kernel` reads so; empty:
@@ -61,8 +64,7 @@ class NodeInfo:
 
     def label(self, k: int) -> str:
         """Input k as an error message names it (escaped for a single-quoted literal)."""
-        text = self.input_labels[k] if k < len(self.input_labels) else f"input {k}"
-        return text.replace("\\", "/").replace("'", "").replace("{", "(").replace("}", ")")
+        return message_text(self.input_labels[k] if k < len(self.input_labels) else f"input {k}")
 
     def scalar(self, k: int) -> str:
         """The value of input k, 0-d or of one element (static lengths all 1), as a
@@ -94,6 +96,12 @@ class NodeInfo:
             exact = self.output_types[k].dtype == "float64" or is_call(value, dtype)
             return [f"{name} = {value if exact else f'{dtype}({value})'}"]
         return one_element_array(name, value, self.output_types[k])
+
+
+def message_text(text: str) -> str:
+    """`text` made safe inside a single-quoted literal of an error message with `{}`
+    slots (see `caller.formatted`): no backslashes, quotes or braces."""
+    return text.replace("\\", "/").replace("'", "").replace("{", "(").replace("}", ")")
 
 
 def one_element_array(name: str, value: str, of_type: TensorType) -> list[str]:

@@ -14,12 +14,18 @@ a block of statements under the node's prefix. A loop is always an outlined kern
   copies, so they never alias an input the loop started from.
 - Run-time checks (n_steps >= 0, the static length, sequences at least n_steps long)
   raise ValueError as `Scan.perform` does.
+- An error raised in a step says which step of which loop, and names the body's params
+  after the values feeding them (`Scan.param_names`), as `Scan.perform` does: the raise
+  statements of the step get the step as a further `{}` argument (`_in_step`), so the
+  message costs nothing until it is raised. Kernels a step calls (an inner loop, an
+  outlined helper) say where in their own terms.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 
 from fgraph import Constant, Graph, Op, TensorType, Variable
 from fgraph.aliasing import Aliasing
@@ -27,7 +33,8 @@ from numba_backend.block import emit_block
 from numba_backend.loops import element_assignment
 from numba_backend.body import element_body
 from numba_backend.registry import (
-    Allocation, ModuleBuilder, NodeInfo, dtype_expression, numba_kernel, scalar_kernel,
+    Allocation, ModuleBuilder, NodeInfo, dtype_expression, message_text, numba_kernel,
+    scalar_kernel,
 )
 from numba_backend.scalar import sequential_code
 from ops.elemwise import Elemwise
@@ -123,7 +130,8 @@ def _scan(op: Scan, node: NodeInfo, module: ModuleBuilder) -> list[str]:
         with sequential_code():
             loop += _scalar_block(body, names, module, f"{p}b_")
     else:
-        block = emit_block(body, names, module, f"{p}b_")
+        labels = op.param_names(node.input_names)
+        block = emit_block(body, names, module, f"{p}b_", labels=labels)
         preallocated, block = _reuse_buffers(body, nc, names, block, step, f"{p}u")
         lines += preallocated
         loop += block
@@ -154,7 +162,8 @@ def _scan(op: Scan, node: NodeInfo, module: ModuleBuilder) -> list[str]:
         stop = results[-1] + ("" if scalar else "[()]")
         loop += [f"{p}done += 1", f"if {stop}:", "    break"]
     lines.append(f"for {step} in {order}:")
-    lines += [f"    {line}" for statement in loop for line in statement.splitlines()]
+    in_step = _in_step(step, op.loop_name(node.input_names))
+    lines += [f"    {in_step(line)}" for statement in loop for line in statement.splitlines()]
 
     # Outputs.
     outputs = op.split_outputs(node.outputs)
@@ -176,6 +185,25 @@ def _scan(op: Scan, node: NodeInfo, module: ModuleBuilder) -> list[str]:
         lines += [f"{outputs.executed} = new_array((), np.int64)",
                   f"{outputs.executed}[()] = {p}done"]
     return lines
+
+
+_RAISE = re.compile(r"(\s*raise \w+\()'((?:[^'\\]|\\.)*)'(.*)")
+"""A raise statement of generated code: `raise E('message with {} slots', values...)`."""
+
+
+def _in_step(step: str, loop_name: str) -> Callable[[str], str]:
+    """The lines of a step with each raise saying which step of which loop, the step
+    (`step`, the loop variable) passed as the value of a further `{}` slot."""
+    context = f"in step {{}} of {message_text(loop_name)}: "
+
+    def located(line: str) -> str:
+        found = _RAISE.fullmatch(line)
+        if found is None:
+            return line
+        start, message, rest = found.groups()
+        return f"{start}'{context}{message}', {step}{rest}"
+
+    return located
 
 
 def _reuse_buffers(

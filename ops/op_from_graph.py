@@ -21,6 +21,7 @@ import attrs
 from fgraph import DTypeError, Graph, MissingInputError, Op, Param, ShapeError, TensorType
 from fgraph import Variable, evaluate
 from fgraph.dtypes import is_inexact
+from fgraph.evaluate import input_names
 from fgraph.op import Array
 from ops.elemwise import zeros_like
 from ops.grad import backpropagate, propagate_tangents, sum_by_variable
@@ -111,7 +112,8 @@ class OpFromGraph(Op):
 
     def perform(self, *inputs: Array) -> tuple[Array, ...]:
         graph = self.inner_graph
-        return tuple(evaluate(graph.outputs, dict(zip(graph.inputs, inputs))))
+        names = dict(zip(graph.inputs, input_names()))  # errors name the outer values
+        return tuple(evaluate(graph.outputs, dict(zip(graph.inputs, inputs)), names=names))
 
     def pullback(
         self,

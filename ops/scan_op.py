@@ -33,6 +33,11 @@ rows of the executed steps.
 Equal bodies give equal ops (the inner graph is interned and over positional params),
 so comparing two loops is O(1), and `evaluate`, `dprint`, digests and pickling handle
 loops as they do any op with an inner graph.
+
+A run-time error in a step says which step, of which loop, in the user's names: the
+body's params are named after the outer values feeding them (`param_names`: the row of
+a sequence, the carry from an initial value, a non-sequence's own name), in `evaluate`
+and in compiled code alike.
 """
 
 from __future__ import annotations
@@ -44,6 +49,8 @@ import numpy as np
 
 from fgraph import DTypeError, Graph, Op, Param, ShapeError, TensorType, Variable, evaluate
 from fgraph.dtypes import is_integer
+from fgraph.errors import RUN_TIME_ERRORS, reraise_in_context
+from fgraph.evaluate import input_names
 from fgraph.op import Array, Vectorized
 from ops.loop_layout import LoopInputs, LoopOutputs, StepParams, StepResults, T
 from ops.loop_rows import RowLength, empty_row_lengths
@@ -202,6 +209,28 @@ class Scan(Op):
     def results(self) -> StepResults[Variable]:
         return self.split_results(self.inner_graph.outputs)
 
+    def param_names(self, outer_names: Sequence[str]) -> dict[Variable, str]:
+        """How run-time errors in a step name the body's params, given how they name the
+        loop's outer inputs (`n_steps` first; none: the params keep their own names)."""
+        if not outer_names:
+            return {}
+        given = self.split_inputs(outer_names)
+        params = self.params
+        return {
+            **{p: f"the carry from {name}" for p, name in zip(params.carries, given.initials)},
+            **{p: f"the row of {name}" for p, name in zip(params.rows, given.sequences)},
+            **dict(zip(params.non_sequences, given.non_sequences)),
+        }
+
+    def loop_name(self, outer_names: Sequence[str]) -> str:
+        """The loop as run-time errors name it: `the loop over X carrying h0`."""
+        if not outer_names:
+            return "the loop"
+        given = self.split_inputs(outer_names)
+        over = f" over {', '.join(given.sequences)}" if given.sequences else ""
+        carrying = f" carrying {', '.join(given.initials)}" if given.initials else ""
+        return f"the loop{over}{carrying}"
+
     def apply_loop(self, inputs: LoopInputs[Variable]) -> LoopOutputs[Variable]:
         """Apply the loop to grouped inputs and group its outputs."""
         return self.split_outputs(self.apply(*inputs.joined()))
@@ -253,9 +282,15 @@ class Scan(Op):
         ys: list[list[Array]] = [[] for _ in range(self.n_ys)]
         order = range(n_steps - 1, -1, -1) if self.reverse else range(n_steps)
         executed = 0
+        outer_names = input_names()
+        names, loop_name = self.param_names(outer_names), self.loop_name(outer_names)
         for step in order:
             rows = [sequence[step] for sequence in sequences]
-            values = evaluate(outputs, dict(zip(params, (*carries, *rows, *non_sequences))))
+            arguments = dict(zip(params, (*carries, *rows, *non_sequences)))
+            try:
+                values = evaluate(outputs, arguments, names=names)
+            except RUN_TIME_ERRORS as error:
+                reraise_in_context(error, f"in step {step} of {loop_name}")
             for number in range(self.n_carries):
                 check_carry_shape(number, step, carries[number].shape, values[number].shape)
             carries = values[: self.n_carries]
