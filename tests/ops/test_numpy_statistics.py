@@ -245,6 +245,8 @@ def test_argmax_over_several_axes_errors() -> None:
         pt.argmax(pt.tensor3("x"), (0, -3))
     with pytest.raises(ShapeError, match="argmin: axis 3 is out of bounds"):
         pt.argmin(pt.tensor3("x"), (0, 3))
+    with pytest.raises(TypeError, match="argmax: axis must be an int or a sequence of ints"):
+        pt.argmax(pt.tensor3("x"), 1.5)  # type: ignore[arg-type]
 
 
 def test_searchsorted_with_a_sorter() -> None:
