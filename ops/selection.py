@@ -23,7 +23,7 @@ from ops.numpy_functions import diff
 from ops.reduction import cumsum
 from ops.reshape import flatten, reshape
 from ops.shape_vector import shape_i
-from ops.sort import argsort
+from ops.sort import argsort, sort
 from ops.subtensor import set_subtensor
 
 
@@ -92,8 +92,10 @@ def unique(
         raise ValueError(f"unique: only axis=None is supported, got axis={axis!r}")
     variable = as_tensor(ar, name="unique")
     values = flatten(variable)
-    order = argsort(values)
-    ordered = values[order]
+    # The sorting permutation only where an output needs it: a sort is cheaper than an
+    # argsort and a gather (NumPy takes the same shortcut).
+    order = argsort(values) if return_index or return_inverse else None
+    ordered = sort(values) if order is None else values[order]
     # A run of equal values starts at the first element and wherever a value differs
     # from the one before (NaNs all equal with `equal_nan`: they sort last).
     later, earlier = ordered[1:], ordered[:-1]
@@ -103,9 +105,9 @@ def unique(
     first = ones_like(ordered[:1], dtype="bool")
     mask = concatenate([first, starts])
     result = [ordered[mask]]
-    if return_index:
+    if order is not None and return_index:
         result.append(order[mask])
-    if return_inverse:
+    if order is not None and return_inverse:
         runs = cumsum(mask) - 1
         inverse = set_subtensor(zeros([shape_i(values, 0)], "int64")[order], runs)
         result.append(reshape(inverse, [shape_i(variable, a) for a in range(variable.ndim)]))
