@@ -79,7 +79,9 @@ def quantile(
     default method "linear": the sorted values interpolated at position `(n - 1) q`
     (NumPy's `_lerp`, bit for bit). `q`'s axes come first in the result; NaN for groups
     holding a NaN; a Python float `q` keeps a float32 input float32. An empty group is an
-    error, as in NumPy. Differentiable in `a` (through the sort) and in `q`."""
+    error, as in NumPy. Levels given as a variable are not checked (NumPy raises): one
+    outside [0, 1] gives the end value. Differentiable in `a` (through the sort) and in
+    `q`."""
     return _quantile(a, q, axis, method, keepdims, "quantile", 1)
 
 

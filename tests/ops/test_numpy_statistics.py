@@ -99,6 +99,10 @@ def test_quantile_of_symbolic_levels() -> None:
     _check_equal([x, q], [pt.quantile(x, q, axis=1), pt.percentile(x, q * 100, axis=0)],
                  [CUBE[0], levels],
                  [np.quantile(CUBE[0], levels, axis=1), np.percentile(CUBE[0], levels * 100, 0)])
+    # Unchecked levels outside [0, 1] (NumPy raises) give the end values.
+    outside = np.array([-0.5, 1.5])
+    _check_equal([x, q], [pt.quantile(x, q, axis=1)], [CUBE[0], outside],
+                 [np.stack([CUBE[0].min(axis=1), CUBE[0].max(axis=1)])])
 
 
 def test_order_statistics_differentiate_through_the_sort() -> None:
