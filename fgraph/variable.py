@@ -262,10 +262,10 @@ class Variable(Frozen):
     def std(self, axis: Axis = None, keepdims: bool = False) -> Variable:
         return api().reduce("std", self, axis, keepdims)
 
-    def argmax(self, axis: int | None = None, keepdims: bool = False) -> Variable:
+    def argmax(self, axis: Axis = None, keepdims: bool = False) -> Variable:
         return api().arg_reduce("argmax", self, axis, keepdims)
 
-    def argmin(self, axis: int | None = None, keepdims: bool = False) -> Variable:
+    def argmin(self, axis: Axis = None, keepdims: bool = False) -> Variable:
         return api().arg_reduce("argmin", self, axis, keepdims)
 
 

@@ -170,6 +170,8 @@ from ops.special import (
 from ops.matmul import MatMul, dot, matmul, outer
 from ops.op_from_graph import OpFromGraph, op_from_graph
 from ops.sort import Argsort, SearchSorted, Sort, argsort, searchsorted, sort
+from ops.statistics import corrcoef, cov, median, percentile, quantile
+from ops.selection import flatnonzero, nonzero, unique
 from ops.scan import Until, foldl, foldr, map, reduce, scan, until
 from ops.scan_op import Scan
 from ops.reduction import (
@@ -459,4 +461,13 @@ __all__ = [
     "triu_indices_from",
     "trunc",
     "vstack",
+    # NumPy's statistics and value-dependent selections
+    "corrcoef",
+    "cov",
+    "flatnonzero",
+    "median",
+    "nonzero",
+    "percentile",
+    "quantile",
+    "unique",
 ]

@@ -68,7 +68,7 @@ _METHODS: dict[str, Callable[..., Variable]] = {
     "round": elemwise.round,
     "dimshuffle": lambda x, *order: DimShuffle(tuple(None if a == "x" else a for a in order))(x),
 }
-_ARG_REDUCTIONS: dict[str, Callable[[TensorLike, int | None, bool], Variable]] = {
+_ARG_REDUCTIONS: dict[str, Callable[[TensorLike, Axis, bool], Variable]] = {
     "argmax": reduction.argmax,
     "argmin": reduction.argmin,
 }
@@ -85,7 +85,7 @@ class _Methods:
         return _REDUCTIONS[name](x, axis, keepdims)
 
     def arg_reduce(
-        self, name: ArgReductionName, x: Variable, axis: int | None, keepdims: bool
+        self, name: ArgReductionName, x: Variable, axis: Axis, keepdims: bool
     ) -> Variable:
         return _ARG_REDUCTIONS[name](x, axis, keepdims)
 

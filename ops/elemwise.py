@@ -14,7 +14,7 @@ defines `abs`, `pow` and `round` like NumPy does, shadowing the builtins.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, overload
 
 import attrs
 import numpy as np
@@ -398,10 +398,27 @@ def clip(x: TensorLike, lo: TensorLike | None, hi: TensorLike | None) -> Variabl
     return elemwise(Clip(), x, lo, hi)
 
 
-def where(cond: TensorLike, x: TensorLike, y: TensorLike) -> Variable:
+@overload
+def where(cond: TensorLike) -> tuple[Variable, ...]: ...
+
+
+@overload
+def where(cond: TensorLike, x: TensorLike, y: TensorLike) -> Variable: ...
+
+
+def where(
+    cond: TensorLike, x: TensorLike | None = None, y: TensorLike | None = None
+) -> Variable | tuple[Variable, ...]:
     """`x` where `cond` is true (nonzero), `y` elsewhere, as `numpy.where`. The result
     dtype comes from x and y alone, so `cond` never promotes it. A Python bool `cond` is
-    refused: it is what `x == y` gives (identity), never an elementwise comparison."""
+    refused: it is what `x == y` gives (identity), never an elementwise comparison.
+    With `cond` alone, `nonzero(cond)`, as NumPy."""
+    if x is None and y is None:
+        from ops.selection import nonzero  # selections build on elementwise ops
+
+        return nonzero(cond)
+    if x is None or y is None:
+        raise TypeError("where: give both x and y, or neither (then it is nonzero(cond))")
     condition = as_tensor(as_condition(cond, "where: cond"), name="cond")
     return _apply(Switch(), (condition, *as_tensors_weak((x, y))))
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import abc
 import builtins
+import functools
 import math
 import operator
 from collections.abc import Callable, Iterable, Sequence
@@ -27,8 +28,9 @@ from fgraph import DTypeError, Op, ShapeError, TensorType, Variable
 from fgraph.dtypes import is_complex, is_inexact
 from fgraph.op import Array, NonDifferentiable, Vectorized
 from fgraph.operators import Axis, TensorLike
-from ops.convert import as_tensor
-from ops.dimshuffle import DimShuffle
+from ops.convert import as_tensor, constant
+from ops.dimshuffle import DimShuffle, transpose
+from ops.reshape import reshape
 from ops.shape_vector import shape_i
 from ops.elemwise import (
     cast,
@@ -75,6 +77,18 @@ def restore_axes(reduced: Variable, axes: tuple[int, ...], ndim: int) -> Variabl
         return reduced
     kept = iter(range(reduced.ndim))
     return DimShuffle(tuple(None if a in axes else next(kept) for a in range(ndim)))(reduced)
+
+
+def merge_axes_last(x: Variable, axes: tuple[int, ...]) -> Variable:
+    """`x` with the (normalized) `axes` moved last and merged into one axis, C order: a
+    reduction over several axes as one along the last (a rank-0 `x` and no axes give
+    one axis of length 1)."""
+    kept = [a for a in range(x.ndim) if a not in axes]
+    moved = transpose(x, [*kept, *axes])
+    if len(axes) == 1:
+        return moved
+    block = functools.reduce(operator.mul, (shape_i(x, a) for a in axes), constant(1, "int64"))
+    return reshape(moved, [*(shape_i(x, a) for a in kept), block])
 
 
 # --- op fields -------------------------------------------------------------------------
@@ -588,25 +602,33 @@ def _variance(x: TensorLike, axis: Axis, keepdims: bool, ddof: float, what: str)
 
 
 def _arg_reduce(
-    op_class: Callable[[int | None], Op], x: TensorLike, axis: int | None, keepdims: bool, what: str
+    op_class: Callable[[int | None], Op], x: TensorLike, axis: Axis, keepdims: bool, what: str
 ) -> Variable:
+    """One op along one axis or over all of them; over several axes (PyTensor's meaning,
+    NumPy takes one) the op runs along those axes moved last and merged into one, so the
+    index counts in C order through the block they span, as `numpy.ravel_multi_index`."""
     variable = as_tensor(x)
-    if axis is not None and not isinstance(axis, (int, np.integer)):
-        raise TypeError(f"{what}: axis must be an int or None, got {axis!r}")
     axes = normalize_axes(axis, variable.ndim, what)
-    result = op_class(None if axis is None else axes[0])(variable)
+    if axis is None or len(axes) == variable.ndim:
+        result = op_class(None)(variable)
+    elif len(axes) == 1:
+        result = op_class(axes[0])(variable)
+    else:
+        result = op_class(variable.ndim - len(axes))(merge_axes_last(variable, axes))
     return keep_dims(variable, result, axes, keepdims)
 
 
-def argmax(x: TensorLike, axis: int | None = None, keepdims: bool = False) -> Variable:
+def argmax(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Variable:
     """Index (int64) of the first maximum along `axis`, or into the flattened input by
-    default, as `numpy.argmax`. Not differentiable."""
+    default, as `numpy.argmax`; over several axes, into their block flattened in C
+    order (PyTensor's meaning). Not differentiable."""
     return _arg_reduce(Argmax, x, axis, keepdims, "argmax")
 
 
-def argmin(x: TensorLike, axis: int | None = None, keepdims: bool = False) -> Variable:
+def argmin(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Variable:
     """Index (int64) of the first minimum along `axis`, or into the flattened input by
-    default, as `numpy.argmin`. Not differentiable."""
+    default, as `numpy.argmin`; over several axes, into their block flattened in C
+    order (PyTensor's meaning). Not differentiable."""
     return _arg_reduce(Argmin, x, axis, keepdims, "argmin")
 
 

@@ -14,7 +14,7 @@ import attrs
 import numpy as np
 
 from fgraph import DTypeError, Op, ShapeError, TensorType, Variable
-from fgraph.dtypes import is_complex
+from fgraph.dtypes import is_complex, is_integer
 from fgraph.op import Array, NonDifferentiable
 from fgraph.operators import TensorLike
 from ops.convert import as_tensor
@@ -145,8 +145,19 @@ def argsort(x: TensorLike, axis: int | None = -1) -> Variable:
 
 
 def searchsorted(
-    sorted_array: TensorLike, values: TensorLike, side: Literal["left", "right"] = "left"
+    sorted_array: TensorLike, values: TensorLike, side: Literal["left", "right"] = "left",
+    sorter: TensorLike | None = None,
 ) -> Variable:
-    """Insertion points of `values` in the sorted vector, as `numpy.searchsorted`."""
-    return SearchSorted(side)(as_tensor(sorted_array, name="searchsorted"),
-                              as_tensor(values, name="searchsorted"))
+    """Insertion points of `values` in the sorted vector, as `numpy.searchsorted`; with
+    `sorter` (integer indices that sort the vector, as `argsort` gives) the vector
+    read in that order (`sorted_array[sorter]`) is the sorted one."""
+    array = as_tensor(sorted_array, name="searchsorted")
+    if sorter is not None:
+        order = as_tensor(sorter, name="searchsorted sorter")
+        if order.ndim != 1 or not is_integer(order.dtype):
+            raise TypeError(
+                f"searchsorted: sorter must be an integer vector, got {order.type}")
+        if array.ndim != 1:
+            raise ShapeError(f"searchsorted: the sorted array must be a vector, got {array.type}")
+        array = array[order]
+    return SearchSorted(side)(array, as_tensor(values, name="searchsorted"))
