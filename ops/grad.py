@@ -28,10 +28,10 @@ from ops.gradient_control import StopGradient
 from ops.stable import StableForm, stable_form
 from ops.undefined_gradient import undefined_message
 
-Disconnected = Literal["raise", "warn", "ignore", "zero"]
-"""What `grad` does for a `wrt` the cost does not depend on: raise DisconnectedInputError,
-or give zeros with a warning (`"warn"`) or silently (`"ignore"`, PyTensor's name, or
-`"zero"`)."""
+Disconnected = Literal["raise", "warn", "ignore"]
+"""What `grad` does for a `wrt` the cost does not depend on (PyTensor's names): raise
+DisconnectedInputError, or give zeros with a warning (`"warn"`) or silently
+(`"ignore"`)."""
 
 
 class DisconnectedInputError(ValueError):
@@ -78,7 +78,7 @@ def grad(
     known gradient of the cost itself replaces the seed 1). A `wrt` the cost does not
     depend on (or only through `disconnected_grad` or `consider_constant`) raises
     DisconnectedInputError, or gets zeros with `disconnected_inputs="warn"` (and a
-    warning) or `"ignore"` (`"zero"` is the same); one reached only through
+    warning) or `"ignore"`; one reached only through
     `stop_gradient` gets zeros in any case.
     """
     if disconnected_inputs not in get_args(Disconnected):

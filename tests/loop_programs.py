@@ -415,13 +415,13 @@ class Program:
         elif transform.kind == "grad":
             lines.append(f"forward = {call}")
             lines.append("cost = " + " + ".join(f"pt.sin({f}).sum()" for f in floats))
-            lines.append(f'outputs = [cost, *pt.grad(cost, {wrt}, disconnected_inputs="zero")]')
+            lines.append(f'outputs = [cost, *pt.grad(cost, {wrt}, disconnected_inputs="ignore")]')
         elif transform.kind == "hessian":
             lines.append(f"forward = {call}")
             lines.append("cost = " + " + ".join(f"pt.sin({f}).sum()" for f in floats))
-            lines.append(f'gradients = pt.grad(cost, {wrt}, disconnected_inputs="zero")')
+            lines.append(f'gradients = pt.grad(cost, {wrt}, disconnected_inputs="ignore")')
             along = " + ".join(f"(gradients[{k}] * {d.name}).sum()" for k, d in enumerate(extra))
-            lines.append(f'outputs = [cost, *pt.grad({along}, {wrt}, disconnected_inputs="zero")]')
+            lines.append(f'outputs = [cost, *pt.grad({along}, {wrt}, disconnected_inputs="ignore")]')
         else:
             lines.append(f"forward = {call}")
             tangents = ", ".join(s.name for s in extra)

@@ -352,7 +352,7 @@ class RandomTerms:
         cost = summands[0]
         for summand in summands[1:]:
             cost = cost + summand
-        gradients = pt.grad(cost, [self.x, self.m, self.s], disconnected_inputs="zero")
+        gradients = pt.grad(cost, [self.x, self.m, self.s], disconnected_inputs="ignore")
         return Graph([self.x, self.m, self.s], [cost, *gradients])
 
     def values(self) -> tuple[Array, ...]:

@@ -166,7 +166,7 @@ def _build(choose: Choices, step: Callable[..., Any], steps: Variable | int | No
                                  c0, n_steps=steps).sum())
     elif extra == "gradient":
         cost = sum((o.sum() for o in outputs), (w * w).sum())
-        outputs.append(pt.grad(cost, w, disconnected_inputs="zero"))
+        outputs.append(pt.grad(cost, w, disconnected_inputs="ignore"))
     return outputs
 
 
