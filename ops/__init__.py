@@ -131,6 +131,7 @@ from ops.elemwise import (
     true_div,
     where,
 )
+from ops.elemwise import angle, complex, conj, imag, real  # complex numbers
 from ops.grad import DisconnectedInputError, grad, hessian, jacobian, jvp, vjp
 from ops import linalg as linalg
 from ops.einsum import einsum
@@ -245,6 +246,7 @@ __all__ = [
     "all",
     "allclose",
     "alloc",
+    "angle",
     "any",
     "arange",
     "arccos",
@@ -266,7 +268,9 @@ __all__ = [
     "cast",
     "ceil",
     "clip",
+    "complex",
     "concatenate",
+    "conj",
     "constant",
     "cos",
     "cosh",
@@ -313,6 +317,7 @@ __all__ = [
     "i0",
     "i1",
     "ifelse",
+    "imag",
     "imatrix",
     "inc_subtensor",
     "int_div",
@@ -369,6 +374,7 @@ __all__ = [
     "psi",
     "random",
     "ravel",
+    "real",
     "reciprocal",
     "reduce",
     "relu",

@@ -14,7 +14,8 @@ from typing import Literal, overload
 
 import numpy as np
 
-from fgraph import ShapeError, Variable
+from fgraph import DTypeError, ShapeError, Variable
+from fgraph.dtypes import is_complex
 from fgraph.operators import TensorLike
 from ops.convert import as_tensor
 from ops.determinants import Det, SLogDet
@@ -312,6 +313,14 @@ def norm(
     of a 1-d `x`, the matrix norm of a 2-d one, or (`ord` None) the 2-norm of all
     elements; an int `axis` takes vector norms along it, a pair matrix norms."""
     variable = as_tensor(x, name="norm")
+    if is_complex(variable.dtype):  # all norms but the spectral ones read only the moduli
+        matrix = variable.ndim == 2 if axis is None else not isinstance(axis, int)
+        if matrix and ord in (2, -2, "nuc"):
+            raise DTypeError(
+                f"norm: order {ord!r} needs singular values, which are not computed for "
+                f"complex matrices; got {variable.type}"
+            )
+        variable = elementwise_abs(variable)
     if variable.dtype not in ("float32", "float64"):
         variable = cast(variable, "float64")
     if axis is None:
