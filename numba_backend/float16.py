@@ -3,7 +3,7 @@ not even arrays of it), yet NumPy gives float16 for `exp` of int8, uint8 and boo
 
 `widened` rewrites a graph before it is optimized so that every float16 value is a
 float32 one: float16 inputs become float32 inputs (the caller converts the arguments,
-a safe cast), an elementwise node whose NumPy result is float16 computes on float32
+a safe cast) and float16 constants float32 ones, an elementwise node whose NumPy result is float16 computes on float32
 operands (its integer and bool operands cast first: they are exact in float32), and
 other ops are rebuilt on the widened inputs (a `dtype="float16"` parameter, as of
 `zeros`, becomes float32). The outputs that were float16 are converted back to float16
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import attrs
 
-from fgraph import Graph, Input, TensorType, Variable, display_name
+from fgraph import Constant, Graph, Input, TensorType, Variable, display_name
 from fgraph.dtypes import is_bool, is_integer
 from fgraph.op import Op, inner_graphs_of
 from ops.elemwise import Elemwise, cast
@@ -42,6 +42,7 @@ def widened(graph: Graph) -> tuple[Graph, tuple[int, ...]]:
         inputs.append(variable)
     for node in graph.nodes:
         operands = tuple(replacements.get(v, v) for v in node.inputs)
+        operands = tuple(_widened_constant(v) for v in operands)
         if operands == node.inputs and all(v.dtype != "float16" for v in node.outputs):
             continue
         if any(_has_float16(inner) for inner in inner_graphs_of(node.op)):
@@ -75,6 +76,12 @@ def _in_float32(
                 f"{display_name(before)} when computed in float32: use float32"
             )
     return results
+
+
+def _widened_constant(variable: Variable) -> Variable:
+    if isinstance(variable, Constant) and variable.dtype == "float16":
+        return Constant(variable.data.astype("float32"))
+    return variable
 
 
 def _has_float16(graph: Graph) -> bool:
