@@ -43,7 +43,8 @@ def make_caller(
     constants: Sequence[Array],
     single_output: bool,
 ) -> Callable[..., Any]:
-    """The function a call of the compiled graph runs: `inputs` are checked and converted,
+    """The function a call of the compiled graph runs: arguments by position or by input
+    name (`positional`, only for a call with keywords); `inputs` are checked and converted,
     `entry` (the compiled entry point, taking them and then `constants`) is called, and
     its results made the outputs (one, or a list): 0-d ones as fresh 0-d arrays, those
     that `may_alias` marks copied where they share memory with an argument, a constant
@@ -52,11 +53,14 @@ def make_caller(
         "entry": entry, "formatted": formatted, "unaliased": unaliased,
         "may_alias": tuple(v.ndim > 0 and shared for v, shared in zip(outputs, may_alias)),
         "count_error": functools.partial(count_error, tuple(inputs)),
+        "positional": functools.partial(positional, tuple(inputs)),
         "ndarray": np.ndarray, "array": np.array,
     }
     parameters = [f"a{k}" for k in range(len(inputs))]
     lines = [
-        "def call(*arguments):",
+        "def call(*arguments, **keywords):",
+        "    if keywords:",
+        "        arguments = positional(arguments, keywords)",
         f"    if len(arguments) != {len(inputs)}:",
         "        raise count_error(len(arguments))",
     ]
@@ -126,11 +130,11 @@ def argument(variable: Variable, value: Any) -> Any:
 
 def in_float16(
     call: Callable[..., Any], float16_outputs: tuple[int, ...], single_output: bool,
-    *arguments: Any,
+    *arguments: Any, **keywords: Any,
 ) -> Any:
     """`call`'s results with the outputs at `float16_outputs` (computed in float32, see
     `numba_backend.float16`) converted to float16, NumPy's dtype for them."""
-    results = call(*arguments)
+    results = call(*arguments, **keywords)
     with np.errstate(over="ignore"):  # beyond float16's range is inf, as in NumPy
         if single_output:
             return results.astype(np.float16)

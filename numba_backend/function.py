@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
 
 import attrs
 import numba
@@ -21,7 +21,7 @@ from fgraph.aliasing import Aliasing
 from fgraph.op import Array, inner_graphs_of
 from numba_backend import embed
 from numba_backend.cache import load_module
-from numba_backend.caller import in_float16, make_caller, positional
+from numba_backend.caller import in_float16, make_caller
 from numba_backend.codegen import GeneratedModule, generate
 from numba_backend.float16 import widened
 from numba_backend.threads import checked_threads, limited_call
@@ -75,11 +75,12 @@ class CompiledFunction(Generic[Result]):
     float16_outputs: tuple[int, ...] = ()
     """Outputs computed in float32 and returned in float16 (`numba_backend.float16`)."""
 
-    def __call__(self, *arguments: Any, **keywords: Any) -> Result:
-        """Arguments by position, or by input name (`f(x=..., w=...)`), or both."""
-        if keywords:
-            arguments = positional(self.inputs, arguments, keywords)
-        return cast(Result, self._call(*arguments))
+    @property
+    def __call__(self) -> Callable[..., Result]:
+        """The generated caller itself, so that `f(...)` calls it with no Python in between
+        (a `__call__` method would cost a frame per call: 0.15 us of 0.6): arguments by
+        position, or by input name (`f(x=..., w=...)`), or both."""
+        return self._call
 
     @functools.cached_property
     def numba_function(self) -> numba.Dispatcher:

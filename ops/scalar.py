@@ -344,8 +344,8 @@ class Cast(ScalarOp):
 
     def impl(self, *inputs: Array) -> Array:
         (x,) = inputs
-        if is_complex(x.dtype.name) and not is_complex(self.dtype):
-            x = np.real(x)
+        if is_complex(x.dtype.name) and not is_complex(self.dtype) and self.dtype != "bool":
+            x = np.real(x)  # (to bool, a complex value is true where either part is nonzero)
         return x.astype(self.dtype)
 
     def output_dtype(self, *dtypes: str) -> str:

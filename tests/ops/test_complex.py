@@ -100,3 +100,6 @@ def test_casting_complex_to_real_keeps_the_real_part_without_a_warning() -> None
         warnings.simplefilter("error")  # NumPy's astype would warn (ComplexWarning)
         (value,) = evaluate([pt.cast(z, "float64")], {z: Z})
     np.testing.assert_array_equal(value, Z.real)
+    imaginary = np.array([1j, 0j, 2 + 0j])
+    (truth,) = evaluate([pt.cast(z, "bool")], {z: imaginary})
+    np.testing.assert_array_equal(truth, imaginary.astype(bool))
