@@ -135,7 +135,9 @@ def test_complex_parts_of_real_operands(dtype: str) -> None:
     angle of int8 is float16 as NumPy's arctan2 gives it, so it is left to evaluate)."""
     values = np.array([3, -2, 0, 1], dtype=dtype) if dtype != "bool" else np.array([True, False])
     x = pt.vector("x", dtype=dtype)
-    cases = [(pt.real, np.real), (pt.imag, np.imag), (pt.conj, np.conj), (pt.angle, np.angle)]
+    cases: list[tuple[Callable[..., Variable], Callable[..., Array]]] = [
+        (pt.real, np.real), (pt.imag, np.imag), (pt.conj, np.conj), (pt.angle, np.angle)
+    ]
     outputs = [build(x) for build, _ in cases]
     got = evaluate(outputs, {x: values})
     for (_, reference), value in zip(cases, got):

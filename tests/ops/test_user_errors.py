@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import numpy as np
 import pytest
 
 import ops as pt
-from fgraph import evaluate
+from fgraph import Variable, evaluate
 from ops.elemwise import Elemwise
 
 X = np.array([0.5, -1.0, 2.0])
@@ -47,9 +49,13 @@ def test_binary_ufuncs_dispatch_with_arrays_on_either_side(ufunc: np.ufunc) -> N
 def test_operators_with_an_array_on_the_left_build_nodes() -> None:
     x = pt.vector("x")
     other = np.array([1.5, 2.0, -0.5])
-    for built, expected in ((other + x, other + X), (other < x, other < X), (other @ x, other @ X)):
-        np.testing.assert_allclose(evaluate([built], {x: X})[0], expected)
-    equal, reflected, different = evaluate([x == other, other == x, x != other], {x: X})
+    # NumPy's stubs type `array + x` as an array and mypy `==` as bool; at run time they
+    # are variables (NumPy dispatches to Variable.__array_ufunc__)
+    built = [cast(Variable, other + x), cast(Variable, other < x), cast(Variable, other @ x)]
+    for value, expected in zip(evaluate(built, {x: X}), (other + X, other < X, other @ X)):
+        np.testing.assert_allclose(value, expected)
+    compared = [cast(Variable, x == other), cast(Variable, other == x), cast(Variable, x != other)]
+    equal, reflected, different = evaluate(compared, {x: X})
     np.testing.assert_array_equal(equal, X == other)
     np.testing.assert_array_equal(reflected, X == other)
     np.testing.assert_array_equal(different, X != other)
@@ -61,7 +67,7 @@ def test_ufuncs_fgraph_lacks_name_the_missing_function() -> None:
     with pytest.raises(TypeError, match=r"numpy.cbrt on a symbolic variable needs pt.cbrt"):
         np.cbrt(x)
     with pytest.raises(TypeError, match=r"numpy.add.reduce is not supported.*pt.sum"):
-        np.add.reduce(x)
+        np.add.reduce(cast(Any, x))
     with pytest.raises(TypeError, match=r"numpy.exp with out is not supported"):
         np.exp(x, out=np.ones(3))
 
