@@ -1,10 +1,11 @@
-"""Complex division and powers as NumPy computes them.
+"""Complex division, powers, signs and comparisons as NumPy computes them.
 
 numba's complex `/` is CPython's, which raises ZeroDivisionError for a zero divisor
 (even under `error_model='numpy'`), where NumPy gives inf or nan; numba's complex power
 is exp(b log a), where NumPy gives 0 ** b = 0 for Re(b) > 0 and multiplies out small
-integer powers (exact, as NumPy's); numba's sign of an infinite value is nan. Generated
-code calls `complex_divide`, `complex_power` and `complex_sign` for complex operands.
+integer powers (exact, as NumPy's); numba's sign of an infinite value is nan; numba
+has no order of complex values, which NumPy orders lexicographically. Generated code
+calls these functions for complex operands.
 """
 
 from __future__ import annotations
@@ -82,3 +83,33 @@ def complex_sign(x: complex) -> complex:
     if modulus == 0:
         return complex(0.0, 0.0)
     return complex(x.real / modulus, x.imag / modulus)
+
+
+# NumPy's lexicographic order of complex values (CLT, CLE, CGT, CGE in its loops): by real
+# part where neither imaginary part is NaN, else by imaginary part at equal real parts.
+@numba.njit(cache=True)
+def complex_lt(x: complex, y: complex) -> bool:
+    """x < y in NumPy's order of complex values."""
+    by_real = x.real < y.real and not np.isnan(x.imag) and not np.isnan(y.imag)
+    return by_real or (x.real == y.real and x.imag < y.imag)
+
+
+@numba.njit(cache=True)
+def complex_le(x: complex, y: complex) -> bool:
+    """x <= y in NumPy's order of complex values."""
+    by_real = x.real < y.real and not np.isnan(x.imag) and not np.isnan(y.imag)
+    return by_real or (x.real == y.real and x.imag <= y.imag)
+
+
+@numba.njit(cache=True)
+def complex_gt(x: complex, y: complex) -> bool:
+    """x > y in NumPy's order of complex values."""
+    by_real = x.real > y.real and not np.isnan(x.imag) and not np.isnan(y.imag)
+    return by_real or (x.real == y.real and x.imag > y.imag)
+
+
+@numba.njit(cache=True)
+def complex_ge(x: complex, y: complex) -> bool:
+    """x >= y in NumPy's order of complex values."""
+    by_real = x.real > y.real and not np.isnan(x.imag) and not np.isnan(y.imag)
+    return by_real or (x.real == y.real and x.imag >= y.imag)

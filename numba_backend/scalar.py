@@ -196,26 +196,20 @@ def _int_div(op: ScalarOp, args: tuple[str, ...], out_dtype: str) -> str:
 
 
 _ORDERINGS: dict[type[ScalarOp], tuple[str, str]] = {
-    LT: ("<", "<"), LE: ("<", "<="), GT: (">", ">"), GE: (">", ">=")
+    LT: ("<", "lt"), LE: ("<=", "le"), GT: (">", "gt"), GE: (">=", "ge")
 }
-"""Per ordering, the comparison of the real parts and that of the imaginary parts at
-equal real parts (NumPy's lexicographic order of complex values)."""
+"""Per ordering, its operator and the suffix of its `complex_numbers` function."""
 
 
 def _ordering(op: ScalarOp, args: tuple[str, ...], out_dtype: str) -> str:
     """Operands of any real dtypes compare exactly as given (numba compares mixed dtypes
-    exactly); complex ones as NumPy's CLT/CLE/CGT/CGE: by real part where neither
-    imaginary part is NaN, else by imaginary part at equal real parts."""
-    real_order, imag_order = _ORDERINGS[type(op)]
+    exactly); complex ones in NumPy's lexicographic order (`complex_lt`, ...), in their
+    common dtype."""
+    operator, suffix = _ORDERINGS[type(op)]
     if not any(is_complex(getattr(arg, "dtype", "")) for arg in args):
-        return f"({args[0]} {imag_order} {args[1]})"
-    common = promote(*(getattr(arg, "dtype", "complex128") for arg in args))
-    x, y = _converted(args, common)
-    by_real = f"({x}.real {real_order} {y}.real)"
-    return (
-        f"(({by_real} and not np.isnan({x}.imag) and not np.isnan({y}.imag)) or "
-        f"({x}.real == {y}.real and {x}.imag {imag_order} {y}.imag))"
-    )
+        return f"({args[0]} {operator} {args[1]})"
+    x, y = _converted(args, promote(*(getattr(arg, "dtype", "complex128") for arg in args)))
+    return f"complex_{suffix}({x}, {y})"
 
 
 for _op_class in _ORDERINGS:

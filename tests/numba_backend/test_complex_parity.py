@@ -184,3 +184,24 @@ def test_norm_of_complex_matrices() -> None:
     np.testing.assert_allclose(evaluate([pt.linalg.norm([3 + 4j, 0])], {})[0], 5.0)
     with pytest.raises(DTypeError, match="norm: order 'nuc'.*complex"):
         pt.linalg.norm(a, ord="nuc")
+
+
+@pytest.mark.parametrize("with_nan", [False, True], ids=["finite", "nan"])
+def test_complex_reductions_match_numpy(with_nan: bool) -> None:
+    """Sums and products, and extrema in NumPy's lexicographic order (ties of the real
+    part broken by the imaginary part; a NaN wins), over all and along an axis."""
+    values = np.array([[3 + 4j, 3 + 5j, -1j], [0.5 + 0j, 2 + 9j, 3 + 5j]])
+    if with_nan:
+        values[1, 0] = complex(3, np.nan)
+    a = pt.matrix("a", dtype="complex128")
+    cases: list[tuple[Variable, Array]] = [
+        (a.sum(), values.sum()), (a.prod(axis=0), values.prod(axis=0)),
+        (a.mean(axis=1), values.mean(axis=1)), (a.max(), values.max()),
+        (a.min(axis=1), values.min(axis=1)), (a.max(axis=0), values.max(axis=0)),
+        (a.argmax(), values.argmax()), (a.argmin(axis=1), values.argmin(axis=1)),
+        (pt.maximum(a, a[::-1]), np.maximum(values, values[::-1])),
+    ]
+    got = function([a], [built for built, _ in cases])(values)
+    for number, (value, (_, want)) in enumerate(zip(got, cases)):
+        assert value.dtype == np.asarray(want).dtype, number
+        np.testing.assert_allclose(value, want, rtol=1e-12, equal_nan=True, err_msg=str(number))
