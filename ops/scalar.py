@@ -102,6 +102,19 @@ class _NonDifferentiable(ScalarOp):
         return (None,) * len(inputs)
 
 
+class _RealFunction(ScalarOp):
+    """Functions defined here for real values only (their stable forms compare and take
+    absolute values; SciPy's versions refuse complex input too)."""
+
+    __slots__ = ()
+
+    def output_dtype(self, *dtypes: str) -> str:
+        if any(is_complex(dtype) for dtype in dtypes):
+            listed = ", ".join(dtypes)
+            raise DTypeError(f"{self} is not defined for complex values, got ({listed})")
+        return _numpy_output_dtype(self, dtypes)
+
+
 # --- arithmetic ------------------------------------------------------------------------
 @attrs.frozen
 class Add(ScalarOp):
@@ -553,7 +566,7 @@ class Log1p(ScalarOp):
 
 
 @attrs.frozen
-class Sigmoid(ScalarOp):
+class Sigmoid(_RealFunction):
     """The logistic function 1 / (1 + exp(-x)), computed from exp(-|x|) so that it
     neither overflows nor loses the tiny values of large negative x."""
 
@@ -569,7 +582,7 @@ class Sigmoid(ScalarOp):
 
 
 @attrs.frozen
-class Softplus(ScalarOp):
+class Softplus(_RealFunction):
     """log(1 + exp(x)), computed as log1p(exp(-|x|)) + max(x, 0): no overflow for large
     x, full precision for very negative x."""
 
@@ -584,7 +597,7 @@ class Softplus(ScalarOp):
 
 
 @attrs.frozen
-class Log1mexp(ScalarOp):
+class Log1mexp(_RealFunction):
     """log(1 - exp(x)) for x <= 0 (nan above): log(-expm1(x)) for x > -log(2), where
     1 - exp(x) cancels, and log1p(-exp(x)) below, where -expm1(x) rounds to 1 (Maechler's
     split). Its derivative -exp(x) / (1 - exp(x)) is written -1 / |expm1(-x)|: finite
@@ -604,7 +617,7 @@ class Log1mexp(ScalarOp):
 
 
 @attrs.frozen
-class Erf(ScalarOp):
+class Erf(_RealFunction):
     """The error function (NumPy has none: `math.erf` elementwise, in the input's float
     dtype as NumPy's unary functions give it)."""
 
@@ -619,7 +632,7 @@ class Erf(ScalarOp):
 
 
 @attrs.frozen
-class Erfc(ScalarOp):
+class Erfc(_RealFunction):
     """1 - erf(x), accurate where erf(x) is close to 1 (`math.erfc` elementwise)."""
 
     nin = 1

@@ -89,6 +89,12 @@ def test_parts_of_real_values_and_dtypes() -> None:
     assert pt.complex(pt.vector("a", dtype="float32"), 1.0).dtype == "complex64"
 
 
+@pytest.mark.parametrize("function", [pt.sigmoid, pt.softplus, pt.log1mexp, pt.erf, pt.erfc])
+def test_real_only_functions_refuse_complex_values(function: Callable[[Variable], Variable]) -> None:
+    with pytest.raises(DTypeError, match="is not defined for complex values, got \\(complex64\\)"):
+        function(pt.vector("z", dtype="complex64"))
+
+
 def test_complex_parts_must_be_real() -> None:
     with pytest.raises(DTypeError, match="Complex: real and imaginary parts must be real"):
         pt.complex(pt.vector("c", dtype="complex128"), 1.0)
