@@ -60,3 +60,11 @@ def test_inputs_sharing_a_name_go_by_position() -> None:
     assert float(f(3.0, 1.0)) == 2.0
     with pytest.raises(TypeError, match="several inputs are named 'x': pass them by position"):
         f(3.0, x=1.0)
+
+
+def test_keywords_pass_through_the_thread_limit() -> None:
+    x, w = pt.vector("x"), pt.vector("w")
+    f = function([x, w], x * w, threads=1)
+    np.testing.assert_array_equal(f(w=W, x=X), X * W)
+    with pytest.raises(TypeError, match="no input is named 'v'"):
+        f(X, v=W)
