@@ -59,6 +59,13 @@ def test_gradients_of_real_costs_follow_jax(name: str, cost: Callable[[Variable]
     np.testing.assert_allclose(gradient, jax_gradient(numeric, Z), rtol=1e-6, atol=1e-8)
 
 
+def test_a_holomorphic_cost_differentiates_to_its_derivative() -> None:
+    z = pt.vector("z", dtype="complex128")
+    cost = (pt.exp(z) * z).sum()
+    (gradient,) = evaluate([pt.grad(cost, z)], {z: Z})
+    np.testing.assert_allclose(gradient, np.exp(Z) * (1 + Z), rtol=1e-12)
+
+
 def test_forward_mode_matches_the_directional_difference() -> None:
     z = pt.vector("z", dtype="complex128")
     cost = pt.abs(pt.sin(z)) + pt.angle(z) * pt.imag(z)
