@@ -10,15 +10,19 @@ the graph's structure and the variables' display names: fit for golden tests.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from fgraph.graph import Graph
 from fgraph.op import inner_graphs_of
-from fgraph.variable import Constant, Variable, display_name
+from fgraph.traverse import root_variables
+from fgraph.variable import Constant, Input, Param, Variable, display_name
 
 
-def to_dot(graph: Graph, name: str = "fgraph") -> str:
-    """The DOT text of `graph` (and of every inner graph, as nested clusters)."""
+def to_dot(graph: Graph | Variable | Sequence[Variable], name: str = "fgraph") -> str:
+    """The DOT text of `graph` (and of every inner graph, as nested clusters); a variable
+    or a list of them stands for the graph from the inputs they depend on to them."""
+    graph = as_graph(graph)
     lines = [f"digraph {_label(name)} {{", "  rankdir=TB;", "  compound=true;",
              "  node [fontname=Helvetica];"]
     counter = [0]
@@ -27,9 +31,12 @@ def to_dot(graph: Graph, name: str = "fgraph") -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_dot(graph: Graph, path: str | Path, format: str = "svg") -> Path:
-    """Write a picture of `graph` (`svg`, `png`, `pdf`, ...) with the `graphviz` package
-    (the `graphviz` extra) and Graphviz's `dot` program; returns the file written."""
+def render_dot(
+    graph: Graph | Variable | Sequence[Variable], path: str | Path, format: str = "svg"
+) -> Path:
+    """Write a picture of `graph` (`svg`, `png`, `pdf`, ...; or of variables, as
+    `to_dot`) with the `graphviz` package (the `graphviz` extra) and Graphviz's `dot`
+    program; returns the file written."""
     try:
         import graphviz
     except ImportError as error:
@@ -42,6 +49,26 @@ def render_dot(graph: Graph, path: str | Path, format: str = "svg") -> Path:
     written = source.render(outfile=str(target.with_suffix(f".{format}")), format=format,
                             cleanup=True)
     return Path(written)
+
+
+def as_graph(value: Graph | Variable | Sequence[Variable]) -> Graph:
+    """A graph as it is; variables as the graph from the inputs they depend on (in
+    first-use order) to them. Anything else is a TypeError saying what is accepted."""
+    if isinstance(value, Graph):
+        return value
+    if isinstance(value, Variable):
+        outputs: tuple[object, ...] = (value,)
+    elif isinstance(value, (list, tuple)):
+        outputs = tuple(value)
+    else:
+        outputs = (value,)
+    strays = [item for item in outputs if not isinstance(item, Variable)]
+    if strays or not outputs:
+        got = type(strays[0]).__name__ if strays else "an empty list"
+        raise TypeError(f"to_dot draws a Graph, a variable or a list of variables, got {got}")
+    variables = [item for item in outputs if isinstance(item, Variable)]
+    inputs = [root for root in root_variables(variables) if isinstance(root, (Input, Param))]
+    return Graph(inputs, variables)
 
 
 def _emit(

@@ -26,7 +26,9 @@ BinaryName = Literal[
 UnaryName = Literal["neg", "abs", "invert"]
 ReductionName = Literal["sum", "prod", "mean", "max", "min", "all", "any", "var", "std"]
 ArgReductionName = Literal["argmax", "argmin"]
-MethodName = Literal["clip", "dot", "squeeze", "cumsum", "round", "dimshuffle"]
+MethodName = Literal[
+    "clip", "dot", "squeeze", "cumsum", "round", "dimshuffle", "real", "imag", "conj",
+]
 
 
 class TensorApi(Protocol):
@@ -53,6 +55,10 @@ class TensorApi(Protocol):
     def shape(self, x: Variable) -> Variable: ...
 
     def method(self, name: MethodName, x: Variable, *args: Any) -> Variable: ...
+
+    def ufunc(self, name: str, operands: tuple[Any, ...]) -> Variable: ...
+
+    def not_iterable(self, x: Variable) -> str: ...
 
 
 _installed: list[TensorApi] = []

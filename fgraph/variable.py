@@ -160,6 +160,21 @@ class Variable(Frozen):
     def __ge__(self, other: TensorLike) -> Variable:
         return api().binary("ge", self, other)
 
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *operands: Any, **kwargs: Any) -> Any:
+        """NumPy's ufuncs build fgraph's nodes: `np.exp(x)` is `pt.exp(x)`, `np.add(a, x)`
+        and `a + x` are `pt.add(a, x)`; a ufunc fgraph has no function for, a ufunc
+        method (`np.add.reduce`: use `pt.sum`) or `out=` is an error naming it. So
+        `x == array` and `array == x` are `pt.eq` too (NumPy answers for Variable's `==`,
+        which has no answer of its own), while `x == y` of two variables stays an
+        identity test (variables are dict keys)."""
+        if method != "__call__" or kwargs:
+            arguments = ", ".join(sorted(kwargs))
+            used = f"numpy.{ufunc.__name__}.{method}" if method != "__call__" else (
+                f"numpy.{ufunc.__name__} with {arguments}")
+            raise TypeError(f"{used} is not supported on symbolic variables; use the "
+                            "ops functions (pt.sum, pt.exp, ...) and return new variables")
+        return api().ufunc(ufunc.__name__, operands)
+
     def __bool__(self) -> bool:
         raise TypeError(
             "a symbolic variable has no truth value: select elementwise with pt.where "
@@ -172,7 +187,7 @@ class Variable(Frozen):
         return api().getitem(self, index)
 
     def __iter__(self) -> Any:
-        raise TypeError("a symbolic variable is not iterable; index it instead")
+        raise TypeError(api().not_iterable(self))
 
     def __len__(self) -> int:
         length = self.type.shape[0] if self.type.ndim else None
@@ -226,6 +241,20 @@ class Variable(Frozen):
         """PyTensor's `dimshuffle`: output axis i takes input axis `order[i]`; "x" inserts
         a new axis of length 1."""
         return api().method("dimshuffle", self, *order)
+
+    @property
+    def real(self) -> Variable:
+        """The real part, as `numpy.ndarray.real` (`pt.real`)."""
+        return api().method("real", self)
+
+    @property
+    def imag(self) -> Variable:
+        """The imaginary part, as `numpy.ndarray.imag` (`pt.imag`)."""
+        return api().method("imag", self)
+
+    def conj(self) -> Variable:
+        """The complex conjugate, as `numpy.ndarray.conj` (`pt.conj`)."""
+        return api().method("conj", self)
 
     def eval(self, inputs: Mapping[Variable, Any] | None = None) -> ReadOnlyArray:
         """This variable's value, given values for the inputs it depends on (PyTensor's

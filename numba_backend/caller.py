@@ -43,7 +43,8 @@ def make_caller(
     constants: Sequence[Array],
     single_output: bool,
 ) -> Callable[..., Any]:
-    """The function a call of the compiled graph runs: `inputs` are checked and converted,
+    """The function a call of the compiled graph runs: arguments by position or by input
+    name (`positional`, only for a call with keywords); `inputs` are checked and converted,
     `entry` (the compiled entry point, taking them and then `constants`) is called, and
     its results made the outputs (one, or a list): 0-d ones as fresh 0-d arrays, those
     that `may_alias` marks copied where they share memory with an argument, a constant
@@ -52,11 +53,14 @@ def make_caller(
         "entry": entry, "formatted": formatted, "unaliased": unaliased,
         "may_alias": tuple(v.ndim > 0 and shared for v, shared in zip(outputs, may_alias)),
         "count_error": functools.partial(count_error, tuple(inputs)),
+        "positional": functools.partial(positional, tuple(inputs)),
         "ndarray": np.ndarray, "array": np.array,
     }
     parameters = [f"a{k}" for k in range(len(inputs))]
     lines = [
-        "def call(*arguments):",
+        "def call(*arguments, **keywords):",
+        "    if keywords:",
+        "        arguments = positional(arguments, keywords)",
         f"    if len(arguments) != {len(inputs)}:",
         "        raise count_error(len(arguments))",
     ]
@@ -122,6 +126,54 @@ def argument(variable: Variable, value: Any) -> Any:
     if not expected.shape:
         return converted[()]
     return np.asarray(converted, dtype=expected.dtype, order="C")
+
+
+def in_float16(
+    call: Callable[..., Any], float16_outputs: tuple[int, ...], single_output: bool,
+    *arguments: Any, **keywords: Any,
+) -> Any:
+    """`call`'s results with the outputs at `float16_outputs` (computed in float32, see
+    `numba_backend.float16`) converted to float16, NumPy's dtype for them."""
+    results = call(*arguments, **keywords)
+    with np.errstate(over="ignore"):  # beyond float16's range is inf, as in NumPy
+        if single_output:
+            return results.astype(np.float16)
+        for k in float16_outputs:
+            results[k] = results[k].astype(np.float16)
+    return results
+
+
+def positional(
+    inputs: Sequence[Variable], arguments: tuple[Any, ...], keywords: dict[str, Any]
+) -> tuple[Any, ...]:
+    """The arguments in input order, from `arguments` (the first inputs) and `keywords`
+    (by input name, as `f(x=..., w=...)`): a call with keywords takes this detour, one
+    without goes straight to the generated caller. Errors name the inputs."""
+    by_name: dict[str, int] = {}
+    for k, variable in enumerate(inputs):
+        name = getattr(variable, "name", None)
+        if name is not None:
+            by_name[name] = -1 if name in by_name else k  # -1: two inputs have it
+    if len(arguments) > len(inputs):
+        raise count_error(tuple(inputs), len(arguments))
+    slots: list[Any] = [*arguments, *([_MISSING] * (len(inputs) - len(arguments)))]
+    for name, value in keywords.items():
+        if name not in by_name:
+            known = ", ".join(display_name(variable) for variable in inputs)
+            raise TypeError(f"no input is named {name!r}; the inputs are ({known})")
+        k = by_name[name]
+        if k < 0:
+            raise TypeError(f"several inputs are named {name!r}: pass them by position")
+        if k < len(arguments):
+            raise TypeError(f"input {name!r} given twice: as argument {k + 1} and by name")
+        slots[k] = value
+    missing = [display_name(inputs[k]) for k, value in enumerate(slots) if value is _MISSING]
+    if missing:
+        raise TypeError(f"missing arguments for inputs {', '.join(missing)}")
+    return tuple(slots)
+
+
+_MISSING = object()
 
 
 def count_error(inputs: tuple[Variable, ...], got: int) -> TypeError:

@@ -64,9 +64,19 @@ def _is_float(dtype: str) -> bool:
     return dtype.startswith(("float", "complex"))
 
 
-def _extremum_update(accumulator: str, value: str, greater: str, nan_aware: bool) -> str:
+def _beats(value: str, best: str, greater: str, dtype: str) -> str:
+    """`value greater best`; complex values in NumPy's lexicographic order, which numba
+    lacks (`complex_gt`, `complex_lt`)."""
+    if dtype.startswith("complex"):
+        return f"complex_{'gt' if greater == '>' else 'lt'}({value}, {best})"
+    return f"{value} {greater} {best}"
+
+
+def _extremum_update(
+    accumulator: str, value: str, greater: str, nan_aware: bool, dtype: str
+) -> str:
     """The running extremum after seeing `value`; NaN wins and then stays, as in NumPy."""
-    better = f"{value} {greater} {accumulator}"
+    better = _beats(value, accumulator, greater, dtype)
     if nan_aware:
         better += f" or {value} != {value}"
     return f"({value} if {better} else {accumulator})"
@@ -86,7 +96,7 @@ def _combine(op: Reduction, accumulator: str, value: str, dtype: str) -> str:
             return f"({accumulator} | ({value} != 0))"
         case np.maximum | np.minimum:
             greater = ">" if op.combine is np.maximum else "<"
-            return _extremum_update(accumulator, value, greater, _is_float(dtype))
+            return _extremum_update(accumulator, value, greater, _is_float(dtype), dtype)
     raise TypeError(f"no numba accumulation for {type(op).__name__}")
 
 
@@ -232,7 +242,7 @@ def _arg_extremum(op: ArgExtremum, node: NodeInfo, module: ModuleBuilder) -> lis
     counter = f"{prefix}count" if op.axis is None else f"{prefix}j{op.axis}"
     first = f"{source}[{_index(['0' if a in reduced else f'{prefix}j{a}' for a in range(rank)])}]"
     greater = ">" if isinstance(op, Argmax) else "<"
-    better = f"{value} {greater} {best}"
+    better = _beats(value, best, greater, node.input_types[0].dtype)
     if _is_float(node.input_types[0].dtype):
         # A first NaN wins and stays. Spelled with short-circuit `or`/`and` on purpose:
         # numba compiles `|`/`&` on these bools, or `best == best and (...)`, to a loop

@@ -19,7 +19,7 @@ import functools
 import math
 from collections.abc import Iterator
 
-from fgraph.dtypes import is_integer
+from fgraph.dtypes import is_complex, is_integer, promote
 from numba_backend.registry import MissingKernelError, dtype_expression
 from ops.scalar import (
     EQ,
@@ -43,6 +43,7 @@ from ops.scalar import (
     Cast,
     Ceil,
     Clip,
+    Complex,
     Cos,
     Cosh,
     Erf,
@@ -51,6 +52,7 @@ from ops.scalar import (
     Exp2,
     Expm1,
     Floor,
+    Imag,
     IntDiv,
     Invert,
     IsFinite,
@@ -71,6 +73,7 @@ from ops.scalar import (
     Mul,
     Neg,
     Pow,
+    Real,
     Reciprocal,
     Round,
     ScalarOp,
@@ -134,10 +137,7 @@ _IN_COMMON_DTYPE: tuple[tuple[type[ScalarOp], str], ...] = (
     (Add, "({0} + {1})"),
     (Sub, "({0} - {1})"),
     (Mul, "({0} * {1})"),
-    (TrueDiv, "({0} / {1})"),
     (Neg, "(-{0})"),
-    (Abs, "np.abs({0})"),
-    (Sign, "np.sign({0})"),
     (Reciprocal, "np.reciprocal({0})"),
     (Square, "np.square({0})"),
     (Sqrt, "np.sqrt({0})"),
@@ -168,10 +168,6 @@ _IN_COMMON_DTYPE: tuple[tuple[type[ScalarOp], str], ...] = (
 )
 _AS_GIVEN: tuple[tuple[type[ScalarOp], str], ...] = (
     # Bool results from operands of any dtypes (numba compares mixed dtypes exactly).
-    (LT, "({0} < {1})"),
-    (LE, "({0} <= {1})"),
-    (GT, "({0} > {1})"),
-    (GE, "({0} >= {1})"),
     (EQ, "({0} == {1})"),
     (NEQ, "({0} != {1})"),
     (LogicalAnd, "(({0} != 0) & ({1} != 0))"),  # NaN is true, as in NumPy
@@ -182,6 +178,8 @@ _AS_GIVEN: tuple[tuple[type[ScalarOp], str], ...] = (
     (IsInf, "np.isinf({0})"),
     (IsFinite, "np.isfinite({0})"),
     (Second, "{1}"),
+    (Real, "{0}.real"),  # of complex operands only (`real` of a real value is itself)
+    (Imag, "{0}.imag"),
 )
 for _op_class, _template in _IN_COMMON_DTYPE:
     _register_template(_op_class, _template, in_common_dtype=True)
@@ -199,6 +197,62 @@ def _int_div(op: ScalarOp, args: tuple[str, ...], out_dtype: str) -> str:
     return f"((-{x}) if {y} == -1 else ({x} // {y}))"
 
 
+_ORDERINGS: dict[type[ScalarOp], tuple[str, str]] = {
+    LT: ("<", "lt"), LE: ("<=", "le"), GT: (">", "gt"), GE: (">=", "ge")
+}
+"""Per ordering, its operator and the suffix of its `complex_numbers` function."""
+
+
+def _ordering(op: ScalarOp, args: tuple[str, ...], out_dtype: str) -> str:
+    """Operands of any real dtypes compare exactly as given (numba compares mixed dtypes
+    exactly); complex ones in NumPy's lexicographic order (`complex_lt`, ...), in their
+    common dtype."""
+    operator, suffix = _ORDERINGS[type(op)]
+    if not any(is_complex(getattr(arg, "dtype", "")) for arg in args):
+        return f"({args[0]} {operator} {args[1]})"
+    x, y = _converted(args, promote(*(getattr(arg, "dtype", "complex128") for arg in args)))
+    return f"complex_{suffix}({x}, {y})"
+
+
+for _op_class in _ORDERINGS:
+    scalar_expression.register(_op_class)(_ordering)
+
+
+@scalar_expression.register(Abs)
+def _abs(op: ScalarOp, args: tuple[str, ...], out_dtype: str) -> str:
+    """`np.abs`: in the output dtype for real operands, on the operand itself for a
+    complex one (whose modulus is real: converting it to its real output dtype first
+    would drop the imaginary part)."""
+    (x,) = args
+    if is_complex(getattr(x, "dtype", "")):
+        return f"np.abs({x})"
+    return f"np.abs({_converted(args, out_dtype)[0]})"
+
+
+@scalar_expression.register(Sign)
+def _sign(op: ScalarOp, args: tuple[str, ...], out_dtype: str) -> str:
+    """`np.sign`; of complex values NumPy's x / |x| (`complex_sign`)."""
+    (x,) = _converted(args, out_dtype)
+    return f"complex_sign({x})" if is_complex(out_dtype) else f"np.sign({x})"
+
+
+@scalar_expression.register(Complex)
+def _complex(op: ScalarOp, args: tuple[str, ...], out_dtype: str) -> str:
+    """`complex(real, imag)` with both parts in the output's float dtype (numba's
+    `complex` gives complex128; the store or the fused body's cast narrows it)."""
+    part_dtype = "float32" if out_dtype == "complex64" else "float64"
+    real, imag = _converted(args, part_dtype)
+    return f"complex({real}, {imag})"
+
+
+@scalar_expression.register(TrueDiv)
+def _true_div(op: ScalarOp, args: tuple[str, ...], out_dtype: str) -> str:
+    """`/` in the output dtype; complex quotients by NumPy's algorithm (numba's raises
+    ZeroDivisionError for a zero divisor)."""
+    x, y = _converted(args, out_dtype)
+    return f"complex_divide({x}, {y})" if is_complex(out_dtype) else f"({x} / {y})"
+
+
 @scalar_expression.register(Mod)
 def _mod(op: ScalarOp, args: tuple[str, ...], out_dtype: str) -> str:
     """NumPy's `mod`; for integers a divisor of -1 gives 0 without dividing (INT_MIN % -1
@@ -211,8 +265,11 @@ def _mod(op: ScalarOp, args: tuple[str, ...], out_dtype: str) -> str:
 
 @scalar_expression.register(Pow)
 def _pow(op: ScalarOp, args: tuple[str, ...], out_dtype: str) -> str:
-    """`np.power`; integer powers refuse negative exponents, as NumPy does."""
+    """`np.power`; integer powers refuse negative exponents, as NumPy does; complex ones
+    follow NumPy's special cases (`complex_power`)."""
     x, y = _converted(args, out_dtype)
+    if is_complex(out_dtype):
+        return f"complex_power({x}, {y})"
     return f"int_power({x}, {y})" if is_integer(out_dtype) else f"np.power({x}, {y})"
 
 

@@ -12,7 +12,10 @@ import re
 import textwrap
 from pathlib import Path
 
-from numba_backend import blas, calls, integer, intrinsics, lapack, random_distributions, random_streams, vecmath
+from numba_backend import (
+    blas, calls, complex_numbers, integer, intrinsics, lapack, random_distributions,
+    random_streams, vecmath,
+)
 from numba_backend.registry import ModuleBuilder
 
 
@@ -39,7 +42,10 @@ LIBRARY_NAMES = {
 }
 """How generated code spells the libraries it calls into, and the import of each."""
 
-RUNTIME_MODULES = (blas, calls, integer, intrinsics, lapack, random_distributions, random_streams, vecmath)
+RUNTIME_MODULES = (
+    blas, calls, complex_numbers, integer, intrinsics, lapack, random_distributions,
+    random_streams, vecmath,
+)
 """The backend's modules of functions for generated code: each function one defines
 (not imports) may be called by its own name."""
 

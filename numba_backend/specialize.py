@@ -25,7 +25,7 @@ import attrs
 import numpy as np
 
 from fgraph import Graph, ShapeError, Variable, display_name, format_shape
-from numba_backend.caller import argument, count_error
+from numba_backend.caller import argument, count_error, positional
 from numba_backend.function import CompiledFunction, Result, from_optimized
 from rewrite import optimize
 from rewrite.input_shapes import with_input_shapes
@@ -56,6 +56,8 @@ class ShapeSpecializedFunction(Generic[Result]):
     single_output: bool
     parallel: bool
     threads: int | None
+    float16_outputs: tuple[int, ...] = ()
+    """Outputs computed in float32 and returned in float16 (`numba_backend.float16`)."""
     _specialized: dict[Shapes, CompiledFunction[Result]] = attrs.field(init=False, factory=dict)
     _by_array_shapes: dict[Shapes, CompiledFunction[Result]] = attrs.field(
         init=False, factory=dict)
@@ -69,7 +71,10 @@ class ShapeSpecializedFunction(Generic[Result]):
     def _positions_with_axes(self) -> tuple[int, ...]:
         return tuple(k for k, v in enumerate(self.inputs) if v.ndim)
 
-    def __call__(self, *arguments: Any) -> Result:
+    def __call__(self, *arguments: Any, **keywords: Any) -> Result:
+        """Arguments by position, or by input name (`f(x=..., w=...)`), or both."""
+        if keywords:
+            arguments = positional(self.inputs, arguments, keywords)
         try:
             compiled = self._by_array_shapes[
                 tuple([arguments[k].shape for k in self._array_positions])]
@@ -105,7 +110,8 @@ class ShapeSpecializedFunction(Generic[Result]):
             if compiled is None:
                 graph = self._retyped(shapes)
                 compiled = self._specialized[shapes] = from_optimized(
-                    optimize(graph, self.mode), self.single_output, self.parallel, self.threads
+                    optimize(graph, self.mode), self.single_output, self.parallel, self.threads,
+                    self.float16_outputs,
                 )
                 self._by_array_shapes[tuple(shapes[k] for k in self._array_positions)] = compiled
         return compiled
@@ -129,7 +135,8 @@ class ShapeSpecializedFunction(Generic[Result]):
 
     def __reduce__(self) -> tuple[object, ...]:
         return (ShapeSpecializedFunction, (self.inputs, self.given_graph, self.mode,
-                                           self.single_output, self.parallel, self.threads))
+                                           self.single_output, self.parallel, self.threads,
+                                           self.float16_outputs))
 
     def __repr__(self) -> str:
         return f"ShapeSpecializedFunction({self.given_graph!r}, {len(self._specialized)} shapes)"

@@ -87,18 +87,19 @@ _limits = _Limits()
 
 
 def limited_call(
-    threads: int, parallel: bool, call: Callable[..., _Result], *arguments: Any
+    threads: int, parallel: bool, call: Callable[..., _Result], *arguments: Any,
+    **keywords: Any,
 ) -> _Result:
-    """`call(*arguments)` with at most `threads` BLAS threads and the size rule lifted,
+    """`call(*arguments, **keywords)` with at most `threads` BLAS threads and the size rule lifted,
     and if `parallel`, at most `threads` numba threads in this thread."""
     _limits.enter(threads)
     try:
         if not parallel:
-            return call(*arguments)
+            return call(*arguments, **keywords)
         before = numba.get_num_threads()
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
         try:
-            return call(*arguments)
+            return call(*arguments, **keywords)
         finally:
             numba.set_num_threads(before)
     finally:

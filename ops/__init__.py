@@ -142,6 +142,7 @@ from ops.elemwise import (
     trunc,
     where,
 )
+from ops.elemwise import angle, complex, conj, imag, real  # complex numbers
 from ops.grad import DisconnectedInputError, grad, hessian, jacobian, jvp, vjp
 from ops.gradient_control import disconnected_grad, stop_gradient, zero_grad
 from ops.custom_derivative import custom_jvp, custom_vjp
@@ -260,6 +261,7 @@ __all__ = [
     "all",
     "allclose",
     "alloc",
+    "angle",
     "any",
     "arange",
     "arccos",
@@ -281,7 +283,9 @@ __all__ = [
     "cast",
     "ceil",
     "clip",
+    "complex",
     "concatenate",
+    "conj",
     "constant",
     "cos",
     "cosh",
@@ -331,6 +335,7 @@ __all__ = [
     "i0",
     "i1",
     "ifelse",
+    "imag",
     "imatrix",
     "inc_subtensor",
     "int_div",
@@ -387,6 +392,7 @@ __all__ = [
     "psi",
     "random",
     "ravel",
+    "real",
     "reciprocal",
     "reduce",
     "relu",

@@ -67,6 +67,9 @@ _METHODS: dict[str, Callable[..., Variable]] = {
     "cumsum": reduction.cumsum,
     "round": elemwise.round,
     "dimshuffle": lambda x, *order: DimShuffle(tuple(None if a == "x" else a for a in order))(x),
+    "real": elemwise.real,
+    "imag": elemwise.imag,
+    "conj": elemwise.conj,
 }
 _ARG_REDUCTIONS: dict[str, Callable[[TensorLike, Axis, bool], Variable]] = {
     "argmax": reduction.argmax,
@@ -109,6 +112,52 @@ class _Methods:
 
     def method(self, name: MethodName, x: Variable, *args: Any) -> Variable:
         return _METHODS[name](x, *args)
+
+    def ufunc(self, name: str, operands: tuple[Any, ...]) -> Variable:
+        """The public `ops` function of NumPy's ufunc `name` (`np.subtract` is `pt.sub`)."""
+        import ops
+
+        function_name = _UFUNC_NAMES.get(name, name)
+        function = getattr(ops, function_name, None) if function_name in ops.__all__ else None
+        if function is None:
+            raise TypeError(
+                f"numpy.{name} on a symbolic variable needs pt.{function_name}, which fgraph "
+                "does not have; build the value from the ops functions (`import ops as pt`)"
+            )
+        result: Variable = function(*operands)
+        return result
+
+    def not_iterable(self, x: Variable) -> str:
+        """Why `x` cannot be iterated or unpacked; for a loop's result, the PyTensor habit
+        `ys, updates = pt.scan(...)` is the likely cause (a loop of one output returns a
+        variable, which that unpacks), so the message says how fgraph's scan returns."""
+        message = "a symbolic variable is not iterable; index it instead"
+        if _from_loop(x):
+            message += (
+                " (it is a result of pt.scan, which returns only its outputs, one variable "
+                "or a tuple of several, and no updates: write `ys = pt.scan(...)`, not "
+                "PyTensor's `ys, updates = pt.scan(...)`)"
+            )
+        return message
+
+
+def _from_loop(x: Variable) -> bool:
+    """Whether `x` is a loop's output or the rows `pt.scan` cuts from one."""
+    from ops.scan_op import Scan
+
+    node = x.owner
+    if node is not None and isinstance(node.op, subtensor.Subtensor):
+        node = node.inputs[0].owner
+    return node is not None and isinstance(node.op, Scan)
+
+
+_UFUNC_NAMES: dict[str, str] = {
+    "subtract": "sub", "multiply": "mul", "divide": "true_div", "floor_divide": "int_div",
+    "remainder": "mod", "power": "pow", "negative": "neg", "absolute": "abs",
+    "conjugate": "conj", "less": "lt", "less_equal": "le", "greater": "gt",
+    "greater_equal": "ge", "equal": "eq", "not_equal": "neq", "rint": "round",
+}
+"""NumPy's ufunc names that differ from the `ops` function's (others are the same)."""
 
 
 install(_Methods())

@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from fgraph import Constant, Op, ShapeError, TensorType, Variable, as_dtype, broadcast_shapes
-from fgraph.dtypes import is_inexact
+from fgraph.dtypes import is_complex, is_inexact
 from fgraph.op import Array, Vectorized
 from fgraph.operators import TensorLike
 from ops.convert import as_condition, as_tensor, as_tensors_weak
@@ -49,6 +49,7 @@ from ops.scalar import (
     Cast,
     Ceil,
     Clip,
+    Complex,
     Cos,
     Cosh,
     Erf,
@@ -57,6 +58,7 @@ from ops.scalar import (
     Exp2,
     Expm1,
     Floor,
+    Imag,
     IntDiv,
     Invert,
     IsFinite,
@@ -77,6 +79,7 @@ from ops.scalar import (
     Mul,
     Neg,
     Pow,
+    Real,
     Reciprocal,
     Round,
     ScalarOp,
@@ -348,7 +351,7 @@ def neg(x: TensorLike) -> Variable:
 
 
 def abs(x: TensorLike) -> Variable:
-    """`|x|`; its derivative at 0 is 0."""
+    """`|x|` (of a complex x, its real modulus, as `numpy.abs`); its derivative at 0 is 0."""
     return elemwise(Abs(), x)
 
 
@@ -684,3 +687,47 @@ def arccosh(x: TensorLike) -> Variable:
 def arctanh(x: TensorLike) -> Variable:
     """Inverse hyperbolic tangent (nan outside [-1, 1])."""
     return elemwise(ArcTanh(), x)
+
+
+# --- complex numbers ----------------------------------------------------------------------------
+def real(x: TensorLike) -> Variable:
+    """The real part, as `numpy.real`: a real `x` itself."""
+    (variable,) = as_tensors_weak((x,))
+    return elemwise(Real(), variable) if is_complex(variable.dtype) else variable
+
+
+def imag(x: TensorLike) -> Variable:
+    """The imaginary part, as `numpy.imag`: zeros of a real `x`'s dtype."""
+    (variable,) = as_tensors_weak((x,))
+    if is_complex(variable.dtype):
+        return elemwise(Imag(), variable)
+    return second(variable, np.zeros((), dtype=variable.dtype))
+
+
+def complex(real: TensorLike, imag: TensorLike) -> Variable:
+    """`real + 1j * imag` from real parts, exactly (PyTensor's `complex`); complex64 for
+    float32 parts, complex128 for float64 ones."""
+    return elemwise(Complex(), real, imag)
+
+
+def conj(x: TensorLike) -> Variable:
+    """The complex conjugate, as `numpy.conj` (a real `x` itself; bools give int8 as in
+    NumPy). Built as complex(real(x), -imag(x)), so it is exact and differentiates as
+    JAX does (the pullback conjugates the cotangent)."""
+    (variable,) = as_tensors_weak((x,))
+    if variable.dtype == "bool":
+        return cast(variable, "int8")
+    if not is_complex(variable.dtype):
+        return variable
+    return complex(real(variable), neg(imag(variable)))
+
+
+def angle(x: TensorLike, deg: bool = False) -> Variable:
+    """The argument of `x` in (-pi, pi], as `numpy.angle`: arctan2(imag(x), real(x)); in
+    degrees with `deg`."""
+    (variable,) = as_tensors_weak((x,))
+    if is_complex(variable.dtype):
+        radians = arctan2(imag(variable), real(variable))
+    else:
+        radians = arctan2(0, variable)
+    return radians * (180 / np.pi) if deg else radians

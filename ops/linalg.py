@@ -14,7 +14,8 @@ from typing import Literal, overload
 
 import numpy as np
 
-from fgraph import ShapeError, Variable, promote
+from fgraph import DTypeError, ShapeError, Variable, promote
+from fgraph.dtypes import is_complex
 from fgraph.operators import TensorLike
 from ops.convert import as_tensor
 from ops.determinants import Det, SLogDet
@@ -454,6 +455,14 @@ def norm(
     elements; an int `axis` (or a 1-tuple) takes vector norms along it, a pair matrix
     norms (`axis=(-2, -1)`: of each matrix of a stack)."""
     variable = as_tensor(x, name="norm")
+    if is_complex(variable.dtype):  # all norms but the spectral ones read only the moduli
+        matrix = variable.ndim == 2 if axis is None else not isinstance(axis, int) and len(axis) == 2
+        if matrix and ord in (2, -2, "nuc"):
+            raise DTypeError(
+                f"norm: order {ord!r} needs singular values, which are not computed for "
+                f"complex matrices; got {variable.type}"
+            )
+        variable = elementwise_abs(variable)
     if variable.dtype not in ("float32", "float64"):
         variable = cast(variable, "float64")
     if axis is None:

@@ -22,7 +22,7 @@ import numpy as np
 
 import ops.elemwise as ew
 from fgraph import Constant, DTypeError, Variable, as_dtype
-from fgraph.dtypes import is_inexact
+from fgraph.dtypes import is_complex, is_inexact
 from fgraph.op import Array
 
 Partials = tuple[Variable | None, ...]
@@ -66,7 +66,7 @@ def _numpy_output_dtype(op: ScalarOp, dtypes: tuple[str, ...]) -> str:
             raise DTypeError(f"{op} is not defined for dtypes ({listed}): {error}") from error
 
 
-def _constant(like: Variable, value: float) -> Variable:
+def _constant(like: Variable, value: complex) -> Variable:
     """`value` as a rank-0 constant of `like`'s dtype (a partial that does not vary)."""
     return Constant(np.asarray(value, dtype=like.dtype))
 
@@ -100,6 +100,19 @@ class _NonDifferentiable(ScalarOp):
 
     def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
         return (None,) * len(inputs)
+
+
+class _RealFunction(ScalarOp):
+    """Functions defined here for real values only (their stable forms compare and take
+    absolute values; SciPy's versions refuse complex input too)."""
+
+    __slots__ = ()
+
+    def output_dtype(self, *dtypes: str) -> str:
+        if any(is_complex(dtype) for dtype in dtypes):
+            listed = ", ".join(dtypes)
+            raise DTypeError(f"{self} is not defined for complex values, got ({listed})")
+        return _numpy_output_dtype(self, dtypes)
 
 
 # --- arithmetic ------------------------------------------------------------------------
@@ -194,13 +207,18 @@ class Neg(ScalarOp):
 
 @attrs.frozen
 class Abs(ScalarOp):
-    """`numpy.abs`; its derivative at 0 is taken as 0 (sign(0), as PyTensor and JAX)."""
+    """`numpy.abs`; its derivative at 0 is taken as 0 (sign(0), as PyTensor and JAX). Of
+    a complex z it is the real |z|, with partial conj(z) / |z| (see "Complex numbers")."""
 
     nin = 1
     ufunc = np.abs
 
     def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
-        return (ew.sign(inputs[0]),)
+        (x,) = inputs
+        if not is_complex(x.dtype):
+            return (ew.sign(x),)
+        safe_output = ew.where(ew.eq(output, 0), 1, output)
+        return (ew.where(ew.eq(output, 0), 0, ew.conj(x) / safe_output),)
 
 
 @attrs.frozen
@@ -329,14 +347,19 @@ class Second(ScalarOp):
 
 @attrs.frozen
 class Cast(ScalarOp):
-    """Conversion to `dtype` (NumPy `astype`, unsafe casting allowed). Casting to an
-    integer or bool dtype has no derivative (`Elemwise` gives none for discrete outputs)."""
+    """Conversion to `dtype` (NumPy `astype`, unsafe casting allowed; a complex value
+    cast to a real dtype keeps its real part, without NumPy's ComplexWarning, since
+    derivatives of real inputs do this on purpose). Casting to an integer or bool dtype
+    has no derivative (`Elemwise` gives none for discrete outputs)."""
 
     dtype: str = attrs.field(converter=as_dtype)
     nin = 1
 
     def impl(self, *inputs: Array) -> Array:
-        return inputs[0].astype(self.dtype)
+        (x,) = inputs
+        if is_complex(x.dtype.name) and not is_complex(self.dtype) and self.dtype != "bool":
+            x = np.real(x)  # (to bool, a complex value is true where either part is nonzero)
+        return x.astype(self.dtype)
 
     def output_dtype(self, *dtypes: str) -> str:
         return self.dtype
@@ -551,7 +574,7 @@ class Log1p(ScalarOp):
 
 
 @attrs.frozen
-class Sigmoid(ScalarOp):
+class Sigmoid(_RealFunction):
     """The logistic function 1 / (1 + exp(-x)), computed from exp(-|x|) so that it
     neither overflows nor loses the tiny values of large negative x."""
 
@@ -567,7 +590,7 @@ class Sigmoid(ScalarOp):
 
 
 @attrs.frozen
-class Softplus(ScalarOp):
+class Softplus(_RealFunction):
     """log(1 + exp(x)), computed as log1p(exp(-|x|)) + max(x, 0): no overflow for large
     x, full precision for very negative x."""
 
@@ -582,7 +605,7 @@ class Softplus(ScalarOp):
 
 
 @attrs.frozen
-class Log1mexp(ScalarOp):
+class Log1mexp(_RealFunction):
     """log(1 - exp(x)) for x <= 0 (nan above): log(-expm1(x)) for x > -log(2), where
     1 - exp(x) cancels, and log1p(-exp(x)) below, where -expm1(x) rounds to 1 (Maechler's
     split). Its derivative -exp(x) / (1 - exp(x)) is written -1 / |expm1(-x)|: finite
@@ -602,7 +625,7 @@ class Log1mexp(ScalarOp):
 
 
 @attrs.frozen
-class Erf(ScalarOp):
+class Erf(_RealFunction):
     """The error function (NumPy has none: `math.erf` elementwise, in the input's float
     dtype as NumPy's unary functions give it)."""
 
@@ -617,7 +640,7 @@ class Erf(ScalarOp):
 
 
 @attrs.frozen
-class Erfc(ScalarOp):
+class Erfc(_RealFunction):
     """1 - erf(x), accurate where erf(x) is close to 1 (`math.erfc` elementwise)."""
 
     nin = 1
@@ -751,3 +774,59 @@ class ArcTanh(ScalarOp):
 
     def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
         return (1 / (1 - ew.square(inputs[0])),)
+
+
+# --- complex numbers ----------------------------------------------------------------------
+# Derivatives of complex values follow JAX: the pullback multiplies a cotangent by each
+# partial without conjugating it, so for a real-valued f of a complex z, grad(f, z) is
+# df/dx - i df/dy (PyTensor's convention is its conjugate, df/dx + i df/dy). Ops whose
+# output is real (`Abs`, `Real`, `Imag`) give the partial P with d out = Re(P dz); the
+# pullback's cast of a complex cotangent to a real input keeps the real part, as JAX's.
+@attrs.frozen
+class Real(ScalarOp):
+    """The real part of a complex value, as `numpy.real` (of a real dtype's width)."""
+
+    nin = 1
+
+    def impl(self, *inputs: Array) -> Array:
+        return np.real(inputs[0]).copy()
+
+    def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
+        return (_constant(inputs[0], 1),)
+
+
+@attrs.frozen
+class Imag(ScalarOp):
+    """The imaginary part of a complex value, as `numpy.imag`: d Im(z) = Re(-i dz)."""
+
+    nin = 1
+
+    def impl(self, *inputs: Array) -> Array:
+        return np.imag(inputs[0]).copy()
+
+    def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
+        return (_constant(inputs[0], -1j),)
+
+
+@attrs.frozen
+class Complex(ScalarOp):
+    """`real + i imag` from two real values, exactly (infinities and signed zeros kept,
+    which `real + 1j * imag` loses), in NumPy's promotion of both with complex64
+    (complex64 for float32 parts, complex128 for float64 ones)."""
+
+    nin = 2
+
+    def impl(self, *inputs: Array) -> Array:
+        real, imag = np.broadcast_arrays(*inputs)
+        result = np.empty(real.shape, dtype=self.output_dtype(real.dtype.name, imag.dtype.name))
+        result.real = real
+        result.imag = imag
+        return result
+
+    def output_dtype(self, *dtypes: str) -> str:
+        if any(is_complex(dtype) for dtype in dtypes):
+            raise DTypeError(f"Complex: real and imaginary parts must be real, got {dtypes}")
+        return np.result_type(*dtypes, np.complex64).name
+
+    def partials(self, inputs: tuple[Variable, ...], output: Variable) -> Partials:
+        return (_constant(output, 1), _constant(output, 1j))

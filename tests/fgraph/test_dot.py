@@ -68,3 +68,16 @@ def test_render_needs_graphviz_and_dot(tmp_path: Path) -> None:
 
     written = render_dot(loop_graph(), tmp_path / "loop", format="svg")
     assert written.exists() and "<svg" in written.read_text()
+
+
+def test_to_dot_draws_variables_as_the_graph_they_close() -> None:
+    import ops as pt
+
+    x, w = pt.vector("x"), pt.vector("w")
+    y = pt.exp(x) * 2 + (w * 3).sum()
+    assert to_dot(y) == to_dot(Graph([x, w], [y]))
+    assert to_dot([y, x + 1]) == to_dot(Graph([x, w], [y, x + 1]))
+    with pytest.raises(TypeError, match="a Graph, a variable or a list of variables, got int"):
+        to_dot(3)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="got an empty list"):
+        to_dot([])
