@@ -22,8 +22,11 @@ from numba_backend import shape as _shape
 from numba_backend import sort as _sort
 from numba_backend import special as _special
 from numba_backend.function import CompiledFunction, function
+from numba_backend.heap import keep_working_memory
 from numba_backend.registry import MissingKernelError, numba_kernel
 from numba_backend.specialize import ShapeSpecializedFunction
+
+keep_working_memory()
 
 __all__ = [
     "CompiledFunction",
