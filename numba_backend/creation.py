@@ -86,7 +86,7 @@ def _arange(op: ARange, node: NodeInfo, module: ModuleBuilder) -> list[str]:
         "    raise ValueError('ARange: step must not be zero')",
         f"{count} = max(0, math.ceil((np.float64({stop}) - np.float64({start})) / "
         f"np.float64({step})))",
-        Allocation(output, f"({count},)", op.dtype),
+        Allocation(output, f"({count}, )", op.dtype),
         f"if {count} > 0:",
         f"    {output}[0] = {start}",
         f"if {count} > 1:",

@@ -161,7 +161,7 @@ def test_shape_vectors_are_tuples_where_only_subscripted() -> None:
     values = (np.ones((2, 3)), np.arange(6.0))
     entry = _check([x, y], outputs, *values)
     assert " = i0.shape\n" in entry  # a tuple, no array
-    assert entry.count("new_array((2,), np.int64)") == 1  # the shape the elementwise kernel reads
+    assert entry.count("new_array(2, np.int64)") == 1  # the shape the elementwise kernel reads
 
 
 @pytest.mark.parametrize(
