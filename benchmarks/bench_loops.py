@@ -5,13 +5,17 @@ compilers the loops and nodes left after optimization.
     W2  x_t = 0.5 x_{t-1} + sin(x_{t-1}) + 0.1 for 100 000 steps; x_T and d x_T / d x_0
     W4  RNN h_t = tanh(W h_{t-1} + U x_t + b), hidden 64, input 32, T = 1000;
         loss = sum of h_t ** 2; the loss and its gradient with respect to W, U, b
+    W7  3-state HMM forward algorithm in log space (`logsumexp` per step), T = 500, and its
+        gradient in the initial and transition logits and the emission means
+        (`compile_models`' hmm), every length unknown
+    W8  W7 with the number of states declared (`shape=(3,)`, `(3, 3)`; T still unknown)
 
 Peers: numba written by hand (forward loop, then backpropagation through time by hand),
 JAX (`lax.scan` under `jit` with `grad`), PyTensor 3.0.7 in numba mode (`scan`). Caches
 start empty (fgraph's, numba's and PyTensor's compile directories are temporary) unless
 `--warm`, so first-call times are cold compiles.
 
-    python benchmarks/bench_loops.py [--repeats 21] [--warm] [--only W1,W2,W4] [--busy]
+    python benchmarks/bench_loops.py [--repeats 21] [--warm] [--only W1,W2,W4,W7,W8] [--busy]
 
 `--busy` times fgraph, hand-written numba and JAX quiet and then with another process
 spinning on one core, and prints both medians per peer.
@@ -231,6 +235,93 @@ def w4_pytensor() -> tuple[Callable[[], Any], str]:
     return lambda: compiled(*problem), _pytensor_counts(compiled)
 
 
+# -- W7, W8 -----------------------------------------------------------------------------------
+def hmm_fgraph(static_states: bool) -> tuple[Callable[[], Any], str]:
+    from benchmarks.compile_models import hmm_arguments, hmm_graph
+    from numba_backend import function
+
+    compiled = function(*hmm_graph(static_states=static_states))
+    arguments = hmm_arguments()
+    return lambda: compiled(*arguments), _fgraph_counts(compiled)
+
+
+def hmm_numba() -> tuple[Callable[[], Any], str]:
+    """The forward algorithm storing every step's log-alphas, then its backward pass by
+    hand: the gradient of the log-likelihood in alpha_t is carried back through each
+    step's posterior transition weights, then through the log-softmaxes and emissions."""
+    import numba
+
+    from benchmarks.compile_models import HMM_SIGMA, LOG_2PI, hmm_arguments
+
+    @numba.njit
+    def log_softmax(logits: Array) -> Array:
+        shift = logits.max()
+        return logits - shift - np.log(np.exp(logits - shift).sum())
+
+    @numba.njit
+    def run(ys: Array, initial_logits: Array, transition_logits: Array, means: Array) -> Any:
+        steps, states = ys.shape[0], means.shape[0]
+        sigma = HMM_SIGMA
+        emissions = np.empty((steps, states))
+        for t in range(steps):
+            for j in range(states):
+                z = (ys[t] - means[j]) / sigma
+                emissions[t, j] = -0.5 * z * z - np.log(sigma) - 0.5 * LOG_2PI
+        log_transition = np.empty((states, states))
+        for i in range(states):
+            log_transition[i] = log_softmax(transition_logits[i])
+        log_initial = log_softmax(initial_logits)
+        alphas = np.empty((steps, states))
+        alphas[0] = log_initial + emissions[0]
+        terms = np.empty(states)
+        for t in range(1, steps):
+            for j in range(states):
+                for i in range(states):
+                    terms[i] = alphas[t - 1, i] + log_transition[i, j]
+                shift = terms.max()
+                alphas[t, j] = shift + np.log(np.exp(terms - shift).sum()) + emissions[t, j]
+        last = alphas[steps - 1]
+        shift = last.max()
+        loglik = shift + np.log(np.exp(last - shift).sum())
+
+        carried = np.exp(last - loglik)  # d loglik / d alpha_t, from t = T - 1 down
+        d_transition = np.zeros((states, states))
+        d_means = np.zeros(states)
+        before = np.empty(states)
+        for t in range(steps - 1, 0, -1):
+            for j in range(states):
+                d_means[j] += carried[j] * (ys[t] - means[j]) / (sigma * sigma)
+            before[:] = 0.0
+            for j in range(states):
+                total = alphas[t, j] - emissions[t, j]
+                for i in range(states):
+                    weight = carried[j] * np.exp(alphas[t - 1, i] + log_transition[i, j] - total)
+                    before[i] += weight
+                    d_transition[i, j] += weight
+            carried[:] = before
+        for j in range(states):
+            d_means[j] += carried[j] * (ys[0] - means[j]) / (sigma * sigma)
+        d_initial = carried - np.exp(log_initial) * carried.sum()
+        for i in range(states):
+            d_transition[i] -= np.exp(log_transition[i]) * d_transition[i].sum()
+        return loglik, d_initial, d_transition, d_means
+
+    arguments = hmm_arguments()
+    return lambda: run(*arguments), ""
+
+
+def hmm_jax() -> tuple[Callable[[], Any], str]:
+    from benchmarks.compile_models import hmm_jax as build
+
+    return build(), ""
+
+
+def hmm_pytensor() -> tuple[Callable[[], Any], str]:
+    from benchmarks.compile_models import hmm_pytensor as build
+
+    return build(), ""
+
+
 # -- reporting --------------------------------------------------------------------------------
 def _fgraph_counts(compiled: Any) -> str:
     from ops.scan_op import Scan
@@ -253,7 +344,13 @@ WORKLOADS: dict[str, dict[str, Callable[[], tuple[Callable[[], Any], str]]]] = {
            "pytensor numba": w2_pytensor},
     "W4": {"fgraph": w4_fgraph, "numba (hand-written)": w4_numba, "jax jit": w4_jax,
            "pytensor numba": w4_pytensor},
+    "W7": {"fgraph": lambda: hmm_fgraph(False), "numba (hand-written)": hmm_numba,
+           "jax jit": hmm_jax, "pytensor numba": hmm_pytensor},
+    "W8": {"fgraph": lambda: hmm_fgraph(True), "numba (hand-written)": hmm_numba,
+           "jax jit": hmm_jax, "pytensor numba": hmm_pytensor},
 }
+REPEATS_SCALE = {"W1": 50, "W7": 20, "W8": 20}
+"""Short workloads run more times (times `--repeats`)."""
 
 
 def _flatten(value: Any) -> list[float]:
@@ -283,7 +380,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=21)
     parser.add_argument("--warm", action="store_true", help="keep the compile caches")
-    parser.add_argument("--only", default="W1,W2,W4")
+    parser.add_argument("--only", default="W1,W2,W4,W7,W8")
     parser.add_argument("--busy", action="store_true", help="also time with one core busy")
     options = parser.parse_args()
     if not options.warm:
@@ -294,7 +391,7 @@ def main() -> None:
     from benchmarks.peers import Peer, Result, measure
 
     for name in options.only.split(","):
-        repeats = options.repeats * (50 if name == "W1" else 1)
+        repeats = options.repeats * REPEATS_SCALE.get(name, 1)
         print(f"\n{name}: median of {repeats} runs")
         if options.busy:
             _quiet_and_busy(name, repeats)

@@ -18,6 +18,7 @@ import attrs
 from fgraph import TensorType, broadcast_shapes
 from fgraph.dtypes import is_bool
 from numba_backend.indexing import update_broadcast_check
+from numba_backend.loops import fresh_copy
 from numba_backend.registry import Allocation, ModuleBuilder, NodeInfo, numba_kernel
 from numba_backend.shape import tuple_expression
 from ops.advanced_subtensor import AdvancedIncSubtensor, AdvancedSubtensor
@@ -263,7 +264,8 @@ def _advanced_inc_subtensor(
     stretched = value_type.ndim != nest.depth or 1 in value_type.shape
     read = f"{prefix}y" if stretched else value
     return [
-        f"{output} = {source}" + ("" if op.destroy_map else ".copy()"),
+        *([f"{output} = {source}"] if op.destroy_map
+          else fresh_copy(output, source, node.input_types[0], f"{prefix}c")),
         *nest.setup,
         f"{prefix}rs = {nest.shape}",
         *update_broadcast_check(op, value, value_type, f"{prefix}rs", nest.depth),

@@ -8,6 +8,7 @@ Shapes arrive as int64 vectors or tuples and become tuples
 from __future__ import annotations
 
 from fgraph.dtypes import is_bool, is_inexact, is_integer
+from fgraph.types import Shape as StaticShape
 from numba_backend.registry import (
     Allocation,
     ModuleBuilder,
@@ -27,20 +28,34 @@ from ops.creation import Alloc, AllocEmpty, ARange, Eye
 @scalar_kernel(reads=only_input(0), makes=False, vectors=only_input(1))
 def _alloc(op: Alloc, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     """A 0-d value (a fill, as in `zeros`) is written into a fresh array element by
-    element, with no broadcasting overload for numba to compile."""
+    element, with no broadcasting overload for numba to compile; so is an array value
+    whose broadcast its static shape decides (an `Allocation`: a loop body reuses it)."""
     value, target = node.inputs
     shape = shape_tuple(target, op.shape)
     (output,) = node.outputs
-    if node.input_types[0].ndim:
-        return [f"{output} = np.copy(np.broadcast_to({value}, {shape}))"]
     rank = len(op.shape)
+    value_shape = node.input_types[0].shape
+    if value_shape:
+        if not _fits_statically(value_shape, op.shape):
+            return [f"{output} = np.copy(np.broadcast_to({value}, {shape}))"]
+        return [Allocation(output, shape, node.output_types[0].dtype),
+                *element_assignment(output, value, output, rank, f"{node.prefix}j",
+                                    source_shape=value_shape)]
     if rank == 0:
         return [f"{output} = new_array((), {dtype_expression(node.output_types[0].dtype)})",
                 f"{output}[()] = {node.scalar(0)}"]
-    dtype = dtype_expression(node.output_types[0].dtype)
     fill = f"{node.prefix}v"
-    return [f"{fill} = {node.scalar(0)}", f"{output} = new_array({shape}, {dtype})",
+    return [f"{fill} = {node.scalar(0)}", Allocation(output, shape, node.output_types[0].dtype),
             *element_assignment(output, fill, output, rank, f"{node.prefix}j", source_shape=())]
+
+
+def _fits_statically(value: StaticShape, target: StaticShape) -> bool:
+    """Whether a value of static shape `value` broadcasts to `target` by its types alone
+    (each axis of static length 1, or of the target's static length): then element
+    loops read it with no check, where a length known only at run time could be a 1
+    that NumPy broadcasts."""
+    aligned = target[len(target) - len(value) :]
+    return all(n == 1 or (n is not None and n == m) for n, m in zip(value, aligned))
 
 
 @numba_kernel.register
@@ -71,7 +86,7 @@ def _arange(op: ARange, node: NodeInfo, module: ModuleBuilder) -> list[str]:
         "    raise ValueError('ARange: step must not be zero')",
         f"{count} = max(0, math.ceil((np.float64({stop}) - np.float64({start})) / "
         f"np.float64({step})))",
-        Allocation(output, count, op.dtype),
+        Allocation(output, f"({count}, )", op.dtype),
         f"if {count} > 0:",
         f"    {output}[0] = {start}",
         f"if {count} > 1:",

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from fgraph import TensorType
-from numba_backend.loops import element_assignment
+from numba_backend.loops import element_assignment, fresh_copy
 from numba_backend.registry import (
     ModuleBuilder, NodeInfo, inputs_from, numba_kernel, scalar_kernel,
 )
@@ -135,7 +135,8 @@ def _inc_subtensor(op: IncSubtensor, node: NodeInfo, module: ModuleBuilder) -> l
         source, op.idx_list, _index_values(node, 2), node.input_types[0].shape, node.label(0)
     )
     assign = "=" if op.set_instead_of_inc else "+="
-    lines = [*checks, f"{output} = {source}" + ("" if op.destroy_map else ".copy()")]
+    copied = fresh_copy(output, source, node.input_types[0], f"{prefix}c")
+    lines = [*checks, *([f"{output} = {source}"] if op.destroy_map else copied)]
     entries = op.idx_list
     rank = node.input_types[0].ndim + sum(
         isinstance(entry, NewAxis) - isinstance(entry, (int, Symbolic)) for entry in entries

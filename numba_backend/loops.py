@@ -89,6 +89,17 @@ def element_assignment(
     return [*lines, f"{indent}{into} {assign} {value}"]
 
 
+def fresh_copy(target: str, source: str, source_type: TensorType, counter: str) -> list[str]:
+    """`target = source.copy()` as an allocation and element loops: in a loop body the
+    copy then reuses a buffer allocated once per loop (`scan._reuse_buffers`)."""
+    if not source_type.ndim:
+        return [f"{target} = {source}.copy()"]
+    return [
+        Allocation(target, f"{source}.shape", source_type.dtype),
+        *element_assignment(target, source, source, source_type.ndim, counter),
+    ]
+
+
 PARALLEL_MIN_SIZE = 1 << 16
 """Elements from which a loop of a `parallel` function runs on all threads: below it, a
 thread launch (several microseconds) costs more than it saves."""

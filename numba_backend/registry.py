@@ -305,10 +305,14 @@ class Allocation(str):
     one (a loop keeps any other allocation in its steps)."""
 
     target: str
+    shape: str
+    """The source of the shape, a tuple (a loop allocating the buffer of a value of
+    unknown lengths once prefixes it with the number of slots)."""
+    dtype: str
 
     def __new__(cls, target: str, shape: str, dtype: str) -> Allocation:
-        """`shape` is the shape's source (a tuple or an int), `dtype` the dtype's name."""
+        """`shape` is the shape's source (a tuple), `dtype` the dtype's name."""
         text = f"{target} = new_array({shape}, {dtype_expression(dtype)})"
         statement = super().__new__(cls, text)
-        statement.target = target
+        statement.target, statement.shape, statement.dtype = target, shape, dtype
         return statement

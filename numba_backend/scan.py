@@ -210,34 +210,54 @@ def _reuse_buffers(
     body: Graph, n_carries: int, names: dict[Variable, str], block: list[str], step: str,
     prefix: str,
 ) -> tuple[list[str], list[str]]:
-    """Buffers of static shape allocated once, before the loop, instead of every step.
+    """Buffers allocated once per loop instead of every step.
 
     A value computed inside a step and dead at its end reuses one buffer. A buffer that
     a next carry is (or views) is still read during the following steps, for as long as
     the carries pass it on to each other (`Aliasing.steps_alive`: a carry swapped with
-    another lives two steps), so it rotates through one slot more than that. A buffer
-    the carries keep forever is allocated every step. Traces copy their rows out, and
-    final values are copied, so no buffer escapes the loop."""
+    another lives two steps), so it rotates through a ring of one slot more than that.
+    A buffer the carries keep forever is allocated every step. Traces copy their rows
+    out, and final values are copied, so no buffer escapes the loop.
+
+    A value of static shape gets its buffer (ring) before the loop. One whose lengths
+    are known only when it is computed gets an empty one of its rank there (so numba
+    types it), allocated again in the step whose lengths differ from the buffer's: the
+    first step, and in a loop whose lengths change from step to step, those steps (a
+    ring given up that way stays alive for the carries still holding its slots)."""
     memory = Aliasing.of(body)
-    allocated = {line.target for line in block if isinstance(line, Allocation)}
+    allocations = {line.target: line for line in block if isinstance(line, Allocation)}
     before: list[str] = []
-    replacements: dict[str, str] = {}  # per allocated name, the line instead ("": none)
+    replacements: dict[str, str] = {}  # per allocated name, the lines instead ("": none)
     for node in body.nodes:
         for output in node.outputs:
-            name = names.get(output)
-            if name not in allocated or not output.type.is_fully_static or not output.ndim:
+            allocation = allocations.get(names.get(output, ""))
+            if allocation is None or not output.ndim:
                 continue
             alive = memory.steps_alive(output, n_carries)
             if alive is None:
                 continue
-            shape = "".join(f"{n}, " for n in output.type.shape)
-            if alive:
-                ring = f"{prefix}{len(replacements)}"
-                before.append(Allocation(ring, f"({alive + 1}, {shape})", output.dtype))
-                replacements[name] = f"{name} = {ring}[{step} % {alive + 1}]"
+            name, number, dtype = allocation.target, len(replacements), output.dtype
+            buffer = f"{prefix}{number}" if alive else name
+            slots = f"{alive + 1}, " if alive else ""
+            if output.type.is_fully_static:
+                shape = "".join(f"{n}, " for n in output.type.shape)
+                before.append(Allocation(buffer, f"({slots}{shape})", dtype))
+                lines = []
             else:
-                before.append(Allocation(name, f"({shape})", output.dtype))
-                replacements[name] = ""
+                lengths = f"{prefix}{number}n"
+                before.append(Allocation(buffer, f"({slots}{'0, ' * output.ndim})", dtype))
+                buffer_lengths, shape = (
+                    (f"{buffer}.shape[1:]", f"({slots}) + {lengths}") if alive
+                    else (f"{buffer}.shape", lengths)
+                )
+                lines = [
+                    f"{lengths} = {allocation.shape}",
+                    f"if {buffer_lengths} != {lengths}:",
+                    f"    {Allocation(buffer, shape, dtype)}",
+                ]
+            if alive:
+                lines.append(f"{name} = {buffer}[{step} % {alive + 1}]")
+            replacements[name] = "\n".join(lines)
     kept = [
         replacements.get(line.target, line) if isinstance(line, Allocation) else line
         for line in block

@@ -41,7 +41,7 @@ def tuple_expression(entries: Iterable[str]) -> str:
 
 def _vector(output: str, values: list[str]) -> list[str]:
     """Lines filling `output` with an int64 vector of `values`."""
-    lines: list[str] = [Allocation(output, str(len(values)), "int64")]
+    lines: list[str] = [Allocation(output, tuple_expression([str(len(values))]), "int64")]
     lines.extend(f"{output}[{k}] = {value}" for k, value in enumerate(values))
     return lines
 

@@ -2,8 +2,10 @@
 pass buffers to each other through views, read-only broadcasts) compute what the
 evaluator computes on the unoptimized graph (issue 18).
 
-Loop carries need static shapes here: only buffers of static shape are reused across
-steps, which is where a buffer still read by a carry used to be overwritten.
+Loop carries have static shapes, or (in the swap and rotation tests) lengths known only
+at run time, when the loop allocates its reused buffers at the first step: buffers
+reused across steps are where a buffer still read by a carry used to be overwritten.
+The random graphs keep static shapes: their broadcasting views need static lengths of 1.
 """
 
 from __future__ import annotations
@@ -56,14 +58,19 @@ def _steps(kind: str) -> tuple[int | Variable, list[Input], list[Array]]:
     return n, [n], [np.array(12, dtype="int32")]
 
 
+LENGTHS = pytest.mark.parametrize("length", [3, None], ids=["static", "unknown"])
+"""A carry's static length, or None: known only at run time."""
+
+
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("steps", ["static", "int32"])
 @pytest.mark.parametrize("traces", [False, True])
+@LENGTHS
 def test_swapped_carries_keep_the_buffer_the_other_still_reads(
-    dtype: str, steps: str, traces: bool
+    dtype: str, steps: str, traces: bool, length: int | None
 ) -> None:
-    a0 = pt.vector("a0", dtype=dtype, shape=(3,))
-    b0 = pt.vector("b0", dtype=dtype, shape=(3,))
+    a0 = pt.vector("a0", dtype=dtype, shape=(length,))
+    b0 = pt.vector("b0", dtype=dtype, shape=(length,))
     n, n_inputs, n_values = _steps(steps)
     a, b = pt.scan(lambda a, b: (b, a[::-1] + b), outputs_info=[a0, b0], n_steps=n)
     outputs = [a, b] if traces else [b[-1]]
@@ -82,8 +89,9 @@ def test_the_reported_swap_gives_the_reported_right_answer() -> None:
 
 
 @pytest.mark.parametrize("steps", ["static", "int32"])
-def test_three_carries_rotating_through_views(steps: str) -> None:
-    a0, b0, c0 = (pt.vector(name, shape=(3,)) for name in ("a0", "b0", "c0"))
+@LENGTHS
+def test_three_carries_rotating_through_views(steps: str, length: int | None) -> None:
+    a0, b0, c0 = (pt.vector(name, shape=(length,)) for name in ("a0", "b0", "c0"))
     n, n_inputs, n_values = _steps(steps)
     a, b, c = pt.scan(
         lambda a, b, c: (b[::-1], c, a[::-1] * 0.5 + pt.tanh(b)),
@@ -94,9 +102,10 @@ def test_three_carries_rotating_through_views(steps: str) -> None:
     assert_compiled_matches([a0, b0, c0, *n_inputs], [a, b[-1], c[-1]], [*values, *n_values])
 
 
-def test_swapped_matrix_carries_through_transposes() -> None:
-    m0 = pt.matrix("m0", shape=(3, 3))
-    k0 = pt.matrix("k0", shape=(3, 3))
+@LENGTHS
+def test_swapped_matrix_carries_through_transposes(length: int | None) -> None:
+    m0 = pt.matrix("m0", shape=(length, length))
+    k0 = pt.matrix("k0", shape=(length, length))
     m, k = pt.scan(lambda m, k: (k.T, m * 0.5 + pt.tanh(k)), outputs_info=[m0, k0], n_steps=11)
     values = [np.arange(9.0).reshape(3, 3), np.arange(9.0).reshape(3, 3).T * 0.1]
     assert_compiled_matches([m0, k0], [m, k[-1]], values)

@@ -4,6 +4,8 @@ compiled as written (`mode="none"`) and after the loop rewrites (`fast_run`)."""
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -204,4 +206,81 @@ def test_an_array_body_of_static_shapes_allocates_nothing_per_step() -> None:
     values = [rng.normal(size=(9, 3)), rng.normal(size=(4, 4)) * 0.5, rng.normal(size=(4, 3)),
               rng.normal(size=4)]
     for got, want in zip(f(*values), evaluate(outputs, dict(zip([xs, w, u, h0], values)))):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
+def _allocations(run: Callable[[], object]) -> int:
+    """How many arrays numba's runtime allocates while `run()` runs (numba's own
+    allocation statistics, switched on for the call)."""
+    runtime = importlib.import_module("numba.core.runtime._nrt_python")
+    was_enabled = runtime.memsys_stats_enabled()
+    runtime.memsys_enable_stats()
+    try:
+        before = runtime.memsys_get_stats_alloc()
+        run()
+        return int(runtime.memsys_get_stats_alloc() - before)
+    finally:
+        if not was_enabled:
+            runtime.memsys_disable_stats()
+
+
+def _rnn_values(rng: np.random.Generator, steps: int, hidden: int, features: int) -> list[Any]:
+    return [rng.normal(size=(steps, features)), rng.normal(size=(hidden, hidden)) * 0.5,
+            rng.normal(size=(hidden, features)), rng.normal(size=hidden)]
+
+
+def test_an_array_body_of_unknown_lengths_allocates_once_per_loop() -> None:
+    """Every length unknown: the body's buffers (the carry's ring of two, a matrix
+    product's, an index update's copy) are allocated at the first step, again only
+    when a step's lengths differ from them; the count of allocations of a call does not
+    grow with its steps, and values stay right when the lengths change between calls."""
+    xs, w, u, h0 = pt.matrix("xs"), pt.matrix("w"), pt.matrix("u"), pt.vector("h0")
+
+    def step(x: Variable, h: Variable, w: Variable, u: Variable) -> Variable:
+        mixed = pt.set_subtensor(h[::2], h[::2] * 0.5)
+        return pt.tanh(w @ mixed + u @ x) * 0.5 + h[::-1] * 0.25
+
+    hs = pt.scan(step, sequences=[xs], outputs_info=[h0], non_sequences=[w, u])
+    loss = (hs**2).sum()
+    outputs = [hs, loss, pt.grad(loss, w)]
+    f = function([xs, w, u, h0], outputs)
+    bodies = loop_bodies(f.source)
+    assert len(bodies) == 2  # the forward loop and the gradient's backward loop
+    for body in bodies:
+        assert not any(".copy()" in line or "np.copy" in line for line in body), "\n".join(body)
+        allocating = [k for k, line in enumerate(body) if "new_array" in line]
+        assert allocating, "\n".join(body)
+        for k in allocating:  # each under a test of the buffer's lengths
+            test = body[k - 1].strip()
+            assert test.startswith("if ") and ".shape" in test and " != " in test, body[k - 1]
+    rng = np.random.default_rng(5)
+    per_call = {}
+    for steps, hidden, features in [(9, 4, 3), (40, 4, 3), (7, 2, 5), (0, 3, 2), (1, 6, 1)]:
+        values = _rnn_values(rng, steps, hidden, features)
+        expected = evaluate(outputs, dict(zip([xs, w, u, h0], values)))
+        for got, want in zip(f(*values), expected):
+            assert got.shape == want.shape
+            np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+        per_call[steps] = _allocations(lambda: f(*values))
+    assert per_call[9] == per_call[40] == per_call[1], per_call
+
+
+def test_a_body_whose_lengths_change_between_steps_allocates_again() -> None:
+    """A per-step value whose length a sequence sets (a window of the step's row, as
+    long as the step's count) gets a fresh buffer in each step whose lengths differ
+    from the previous step's, never a stale one of other lengths."""
+    xs, h0 = pt.matrix("xs"), pt.vector("h0")
+    counts = pt.vector("counts", dtype="int64")
+
+    def step(x: Variable, count: Variable, h: Variable) -> Variable:
+        window = pt.exp(x[:count]) * 0.5
+        return h * 0.9 + window.sum() + h[::-1] * 0.1
+
+    hs = pt.scan(step, sequences=[xs, counts], outputs_info=[h0])
+    outputs = [hs, pt.grad((hs**2).sum(), xs)]
+    f = function([xs, counts, h0], outputs)
+    rng = np.random.default_rng(6)
+    values = [rng.normal(size=(8, 5)), np.array([5, 1, 3, 3, 0, 4, 2, 5]), rng.normal(size=3)]
+    expected = evaluate(outputs, dict(zip([xs, counts, h0], values)))
+    for got, want in zip(f(*values), expected):
         np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
