@@ -7,7 +7,8 @@ A file's blocks run in order in one namespace (a reader goes top to bottom), wit
 top-level expression statement whose trailing comment starts with a figure (`# [2, 3]`,
 `# 0.25`, `# t = 1, 2: [20, 31]`: the figure after the last colon) has its value checked
 against it, to the last digit written (`911.3996...` is 911.3996 within 0.0001, `[2, 0]` exact); a
-`print(...)` so commented must print text matching it (`...` stands for any text). Other
+`print(...)` so commented must print text matching it, whitespace aside (`...` stands
+for any text). Other
 comments are prose. docs/api.md is generated from docstrings and its blocks are
 signatures, not programs, so it is not run.
 """
@@ -70,8 +71,9 @@ class Figure:
         return value, 10.0 ** -max(places) if places else 1e-9
 
     def matches_text(self, printed: str) -> bool:
-        pattern = ".*".join(re.escape(part.strip()) for part in self.text.split("..."))
-        return re.search(pattern, printed.strip(), re.S) is not None
+        """Whether `printed` reads as the figure, whitespace aside (NumPy pads arrays)."""
+        pattern = ".*".join(re.escape(re.sub(r"\s", "", part)) for part in self.text.split("..."))
+        return re.search(pattern, re.sub(r"\s", "", printed), re.S) is not None
 
 
 def figure_of(line: str) -> Figure | None:
