@@ -23,7 +23,6 @@ from numba_backend.registry import (
     NodeInfo,
     is_short_vector,
     is_size_one,
-    numba_kernel,
     one_element_array,
     scalar_use,
     vector_array,

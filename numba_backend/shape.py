@@ -16,7 +16,6 @@ from numba_backend.registry import (
     Allocation,
     ModuleBuilder,
     NodeInfo,
-    dtype_expression,
     no_input,
     numba_kernel,
     only_input,

@@ -24,7 +24,7 @@ from typing import Any, Generic, ParamSpec, TypeVar, cast
 
 import numpy as np
 
-from fgraph import Graph, Input, MissingInputError, Variable, rebuild
+from fgraph import Input, MissingInputError, Variable, rebuild
 from fgraph.dtypes import is_inexact
 from ops.convert import as_tensor
 from ops.elemwise import zeros_like

@@ -31,7 +31,7 @@ from ops.elemwise import cast, invert, logical_and, lt, where, zeros_like
 from ops.indexing import Slice
 from ops.join import concatenate
 from ops.loop_connection import loop_dependencies, reads_shape_only
-from ops.loop_layout import LoopInputs, LoopOutputs, StepParams, StepResults
+from ops.loop_layout import LoopInputs, LoopOutputs, StepParams
 from ops.reduction import any as any_of
 from ops.reduction import max as max_of
 from ops.reduction import min as min_of

@@ -18,7 +18,7 @@ import warnings
 import attrs
 import numpy as np
 
-from fgraph import DTypeError, Op, ShapeError, TensorType, Variable
+from fgraph import DTypeError, ShapeError, TensorType, Variable
 from fgraph.op import Array, NonDifferentiable, Vectorized
 from ops.creation import arange, eye
 from ops.dimshuffle import expand_dims
