@@ -15,7 +15,7 @@ import numpy as np
 from fgraph import Variable
 from fgraph.variable import Constant
 from numba_backend.registry import ModuleBuilder, NodeInfo, dtype_expression, is_call
-from numba_backend.scalar import Operand, scalar_expression
+from numba_backend.scalar_ops import Operand, scalar_expression
 from ops.elemwise import Elemwise
 from ops.fused import Fused
 

@@ -8,7 +8,7 @@ optimized graph is then either *rows* or *global*:
 - a global variable is the same for the whole data set.
 
 A node that reduces a rows variable over its data axis is a *boundary*: `Sum`, `Max`,
-`Min`, `Prod`, `All`, `Any`, a `MatMul` contracting the data axis of both operands
+`Min`, `Prod`, `AllTrue`, `AnyTrue`, a `MatMul` contracting the data axis of both operands
 (`X.T @ r`, the gradients of such sums), and the data axis's length (`Shape`,
 `ShapeI`). Its value on the whole data set combines the values on the chunks: sums
 add, maxima take the maximum, lengths add. Work that reads a combined value is

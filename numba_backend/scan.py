@@ -36,7 +36,7 @@ from numba_backend.registry import (
     Allocation, ModuleBuilder, NodeInfo, dtype_expression, message_text, numba_kernel,
     scalar_kernel,
 )
-from numba_backend.scalar import sequential_code
+from numba_backend.scalar_ops import sequential_code
 from ops.elemwise import Elemwise
 from ops.fused import Fused
 from ops.loop_rows import RowLength, empty_row_lengths

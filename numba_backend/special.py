@@ -5,8 +5,8 @@ and the kernel of `UndefinedGradient`, which refuses to compile."""
 from __future__ import annotations
 
 from numba_backend.registry import ModuleBuilder, NodeInfo, numba_kernel
-from numba_backend.scalar import Operand, scalar_expression
-from ops.scalar import ScalarOp
+from numba_backend.scalar_ops import Operand, scalar_expression
+from ops.scalar_ops import ScalarOp
 from ops.special import (
     BetaInc,
     BetaIncDer,

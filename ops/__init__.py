@@ -176,8 +176,8 @@ from ops.selection import flatnonzero, nonzero, unique
 from ops.scan import Until, foldl, foldr, map, reduce, scan, until
 from ops.scan_op import Scan
 from ops.reduction import (
-    All,
-    Any,
+    AllTrue,
+    AnyTrue,
     Argmax,
     Argmin,
     CumProd,
@@ -203,31 +203,20 @@ from ops.reduction import (
     sum,
     var,
 )
-from ops.shape import (
-    BroadcastTo,
-    Concatenate,
-    Reshape,
-    Shape,
-    SpecifyShape,
-    Split,
-    broadcast_to,
-    concatenate,
-    flatten,
-    reshape,
-    shape,
-    specify_shape,
-    stack,
-)
+from ops.broadcast import BroadcastTo, broadcast_to
+from ops.join import Concatenate, Split, concatenate, stack
+from ops.reshape import Reshape, SpecifyShape, flatten, reshape, specify_shape
+from ops.shape_vector import Shape, shape
 from ops.subtensor import IncSubtensor, Subtensor, inc_subtensor, set_subtensor, take
 
 __all__ = [
     "ARange",
     "AdvancedIncSubtensor",
     "AdvancedSubtensor",
-    "All",
+    "AllTrue",
     "Alloc",
     "AllocEmpty",
-    "Any",
+    "AnyTrue",
     "Argmax",
     "Argmin",
     "Argsort",

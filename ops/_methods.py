@@ -21,11 +21,9 @@ import ops.elemwise as elemwise
 import ops.matmul as matmul_module
 import ops.reduction as reduction
 import ops.subtensor as subtensor
-from ops.dimshuffle import DimShuffle, squeeze
-from ops.shape import flatten, reshape, shape, transpose
-
-# `ops.shape` and `ops.scalar` are user functions in the `ops` namespace that shadow the
-# submodules of the same names: import from those modules by name, never `from ops import`.
+from ops.dimshuffle import DimShuffle, squeeze, transpose
+from ops.reshape import flatten, reshape
+from ops.shape_vector import shape
 
 _BINARY: dict[str, Callable[[TensorLike, TensorLike], Variable]] = {
     "add": elemwise.add,

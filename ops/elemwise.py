@@ -27,7 +27,7 @@ from fgraph.operators import TensorLike
 from ops.convert import as_condition, as_tensor, as_tensors_weak
 from ops.dimshuffle import DimShuffle, left_pad_rank
 from ops.undefined_gradient import undefined_message
-from ops.scalar import (
+from ops.scalar_ops import (
     EQ,
     GE,
     GT,

@@ -19,7 +19,7 @@ from ops.convert import as_tensor
 from ops.dimshuffle import DimShuffle, left_pad_rank
 from ops.elemwise import check_static_broadcast, fit_to
 from ops.elemwise import add, mul
-from ops.shape import flatten
+from ops.reshape import flatten
 
 
 @attrs.frozen(cache_hash=True)

@@ -1,4 +1,4 @@
-"""Reductions and scans: the ops `Sum`, `Prod`, `Max`, `Min`, `All`, `Any` (over a set of
+"""Reductions and scans: the ops `Sum`, `Prod`, `Max`, `Min`, `AllTrue`, `AnyTrue` (over a set of
 axes), `Argmax`, `Argmin` (over one axis or all), `CumSum`, `CumProd` (along one axis),
 and the NumPy-named functions on top of them.
 
@@ -30,7 +30,7 @@ from fgraph.op import Array, NonDifferentiable, Vectorized
 from fgraph.operators import Axis, TensorLike
 from ops.convert import as_tensor, constant
 from ops.dimshuffle import DimShuffle, transpose
-from ops.reshape import reshape
+from ops.reshape import flatten, reshape
 from ops.shape_vector import shape_i
 from ops.elemwise import (
     cast,
@@ -328,11 +328,11 @@ class Min(Extremum):
 
 @attrs.frozen(cache_hash=True)
 class Logical(Reduction, NonDifferentiable, abc.ABC):
-    """Base of `All` and `Any`: boolean results, no derivative."""
+    """Base of `AllTrue` and `AnyTrue`: boolean results, no derivative."""
 
 
 @attrs.frozen(cache_hash=True)
-class All(Logical):
+class AllTrue(Logical):
     """Whether all elements over `axes` are nonzero (True over an empty axis)."""
 
     combine = np.logical_and
@@ -343,7 +343,7 @@ class All(Logical):
 
 
 @attrs.frozen(cache_hash=True)
-class Any(Logical):
+class AnyTrue(Logical):
     """Whether any element over `axes` is nonzero (False over an empty axis)."""
 
     combine = np.logical_or
@@ -543,12 +543,12 @@ def min(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Variable:
 
 def all(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Variable:
     """Whether all elements over `axis` are nonzero, as `numpy.all` (a bool tensor)."""
-    return _reduce(All, x, axis, keepdims, "all")
+    return _reduce(AllTrue, x, axis, keepdims, "all")
 
 
 def any(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Variable:
     """Whether any element over `axis` is nonzero, as `numpy.any` (a bool tensor)."""
-    return _reduce(Any, x, axis, keepdims, "any")
+    return _reduce(AnyTrue, x, axis, keepdims, "any")
 
 
 def _as_inexact(x: TensorLike) -> Variable:
@@ -637,8 +637,6 @@ def _cumulative(
 ) -> Variable:
     variable = as_tensor(x)
     if axis is None:
-        from ops.shape import flatten  # ops.shape may build on reductions
-
         return op_class(0)(variable if variable.ndim == 1 else flatten(variable))
     if not isinstance(axis, (int, np.integer)):
         raise TypeError(f"{what}: axis must be an int or None, got {axis!r}")

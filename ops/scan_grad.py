@@ -35,7 +35,7 @@ from ops.loop_layout import LoopInputs
 from ops.scan_op import Scan
 from ops.reshape import reshape
 from ops.shape_vector import static_value
-from ops.scalar import Second
+from ops.scalar_ops import Second
 from ops.indexing import Slice
 from ops.subtensor import IncSubtensor, set_subtensor
 

@@ -31,7 +31,7 @@ from fgraph.op import Array
 from fgraph.operators import Axis, TensorLike
 from ops import elemwise as ew
 from ops.convert import as_tensor
-from ops.scalar import Partials, ScalarOp
+from ops.scalar_ops import Partials, ScalarOp
 from ops.elemwise import erf, erfc
 from ops.elemwise import sigmoid as expit  # one op for the logistic function
 from ops.reduction import Max, Sum, keep_dims, normalize_axes, restore_axes

@@ -28,7 +28,7 @@ from ops.dimshuffle import DimShuffle
 from ops.elemwise import Elemwise, cast
 from ops.matching import fit_to_type, is_constant_value
 from ops.reduction import Max, Sum, logsumexp
-from ops.scalar import (
+from ops.scalar_ops import (
     Add,
     Exp,
     Expm1,

@@ -49,7 +49,7 @@ from ops.dimshuffle import left_pad_rank
 from ops.elemwise import Elemwise, add
 from ops.indexing import SYMBOLIC
 from ops.reduction import Sum
-from ops.scalar import Add
+from ops.scalar_ops import Add
 from ops.subtensor import IncSubtensor, Subtensor
 from rewrite.context import RewriteContext
 from rewrite.engine import rewrite_graph

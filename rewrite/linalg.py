@@ -34,7 +34,7 @@ from ops.matrix_op import pad_batch
 from ops.matrix_parts import matrix_diagonal, mT
 from ops.reduction import prod
 from ops.reduction import sum as reduce_sum
-from ops.scalar import Log, Mul
+from ops.scalar_ops import Log, Mul
 from ops.shape_vector import MakeVector
 from ops.solves import CholeskySolve, Inv, Solve
 from rewrite.context import RewriteContext
