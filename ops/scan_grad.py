@@ -32,7 +32,7 @@ from ops.grad import backpropagate, propagate_tangents, sum_by_variable
 from ops.dimshuffle import DimShuffle
 from ops.loop_connection import loop_dependencies
 from ops.loop_layout import LoopInputs
-from ops.scan_op import Scan
+from ops.scan_op import LOOP_RULES, Scan
 from ops.reshape import reshape
 from ops.shape_vector import static_value
 from ops.scalar_ops import Second
@@ -470,3 +470,7 @@ def _outputs_like(
     slot only for the carries `op` traces, and no value for a while-loop's step count."""
     kept = (trace for trace, keep in zip(traces, op.traced) if keep)
     return (*finals, *kept, *ys, *((None,) if op.while_loop else ()))
+
+
+LOOP_RULES.pullback = scan_pullback
+LOOP_RULES.pushforward = scan_pushforward
