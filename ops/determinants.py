@@ -39,6 +39,7 @@ def _as_matrix_factor(x: Variable) -> Variable:
     return expand_dims(expand_dims(x, -1), -1)
 
 
+# Kernel: numba_backend.linalg._det
 @attrs.frozen(cache_hash=True)
 class Det(MatrixOp):
     """The determinant of a square matrix."""
@@ -72,6 +73,7 @@ class Det(MatrixOp):
         return (mul(det, _trace_of_solve(a, tangent)),)
 
 
+# Kernel: numba_backend.linalg._slogdet
 @attrs.frozen(cache_hash=True)
 class SLogDet(MatrixOp):
     """(sign, log|det|) of a square matrix, as `numpy.linalg.slogdet`; a singular matrix

@@ -163,6 +163,7 @@ def inplace_suffix(destroy_map: tuple[tuple[int, int], ...]) -> str:
     return "{inplace=" + ",".join(f"{input_}" for _, input_ in destroy_map) + "}"
 
 
+# Kernel: numba_backend.elemwise._elemwise
 @attrs.frozen(cache_hash=True)
 class Elemwise(ElementwiseOp):
     """`scalar_op` applied elementwise to equal-rank inputs with static broadcasting.

@@ -49,6 +49,7 @@ def _check_scalar_graph(graph: Graph) -> Graph:
     return graph
 
 
+# Kernel: numba_backend.fused._fused
 @attrs.frozen(cache_hash=True)
 class Fused(ElementwiseOp):
     """Elementwise composition of scalar ops; `inner_graph` is over rank-0 params."""

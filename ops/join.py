@@ -34,6 +34,7 @@ def _joined_length(lengths: Sequence[int | None]) -> int | None:
     return None if None in lengths else sum(length for length in lengths if length is not None)
 
 
+# Kernel: numba_backend.join._concatenate
 @attrs.frozen(cache_hash=True)
 class Concatenate(Op):
     """Inputs of equal rank joined along `axis`; the dtype is NumPy's promotion of theirs."""
@@ -97,6 +98,7 @@ class Concatenate(Op):
         return (self(*pieces),)
 
 
+# Kernel: numba_backend.join._split
 @attrs.frozen(cache_hash=True)
 class Split(Op):
     """`x` cut along `axis` into consecutive pieces whose lengths the second input (an

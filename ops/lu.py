@@ -31,6 +31,7 @@ from ops.solves import SolveTriangular
 Derivatives = tuple[Variable | None, ...]
 
 
+# Kernel: numba_backend.linalg._lu_factor
 @attrs.frozen(cache_hash=True)
 class LUFactor(MatrixOp):
     """(lu, pivots) of an (m, n) matrix, as `scipy.linalg.lu_factor`: lu packs L (unit
@@ -101,6 +102,7 @@ class LUFactor(MatrixOp):
         return (change, None)
 
 
+# Kernel: numba_backend.linalg._pivot_permutation
 @attrs.frozen(cache_hash=True)
 class PivotPermutation(NonDifferentiable):
     """The row indices p (int32) with a = (L U)[p] from LAPACK's 0-based pivots over the

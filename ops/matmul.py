@@ -22,6 +22,7 @@ from ops.elemwise import add, mul
 from ops.reshape import flatten
 
 
+# Kernel: numba_backend.matmul._matmul
 @attrs.frozen(cache_hash=True)
 class MatMul(Op):
     """`x @ y` for inputs of equal rank >= 2: (..., m, k) @ (..., k, n) -> (..., m, n)."""

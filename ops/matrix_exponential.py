@@ -22,6 +22,7 @@ from ops.matrix_parts import mT
 Derivatives = tuple[Variable | None, ...]
 
 
+# Kernel: numba_backend.linalg._expm
 @attrs.frozen(cache_hash=True)
 class Expm(MatrixOp):
     """exp(a) = sum a^k / k! of a square matrix, as `scipy.linalg.expm`."""

@@ -71,6 +71,7 @@ def _check_inner_graph(instance: object, attribute: object, graph: Graph) -> Non
         raise ValueError("OpFromGraph: the inner graph has no outputs")
 
 
+# Kernel: numba_backend.op_from_graph._op_from_graph
 @attrs.frozen(cache_hash=True)
 class OpFromGraph(Op):
     """A closed inner graph applied as one op.

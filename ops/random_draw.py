@@ -300,6 +300,7 @@ DISTRIBUTIONS: dict[str, Distribution] = {
 }
 
 
+# Kernel: numba_backend.random_draw._random_draw
 @attrs.frozen(cache_hash=True)
 class RandomDraw(Op):
     """(new state, sample) of `distribution` from (state, size, *parameters)."""

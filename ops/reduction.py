@@ -160,6 +160,7 @@ class Reduction(Op, abc.ABC):
         return (self.reduce(inputs[0], self.axes),)
 
 
+# Kernel: numba_backend.reduction._reduction
 @attrs.frozen(cache_hash=True)
 class Sum(Reduction):
     """Sum over `axes`; dtype as `numpy.sum` (ints widen to int64, bools count)."""
@@ -194,6 +195,7 @@ class Sum(Reduction):
         return (self(tangent),)
 
 
+# Kernel: numba_backend.reduction._reduction
 @attrs.frozen(cache_hash=True)
 class Prod(Reduction):
     """Product over `axes`; dtype as `numpy.prod`.
@@ -304,6 +306,7 @@ def _extremum_weights(x: Variable, extremum: Variable, axes: tuple[int, ...]) ->
     return hits / restore_axes(Sum(axes)(hits), axes, x.ndim)
 
 
+# Kernel: numba_backend.reduction._reduction
 @attrs.frozen(cache_hash=True)
 class Max(Extremum):
     """Maximum over `axes` (NaN propagates, as `numpy.max`)."""
@@ -315,6 +318,7 @@ class Max(Extremum):
         return np.asarray(np.max(x, axis=axes))
 
 
+# Kernel: numba_backend.reduction._reduction
 @attrs.frozen(cache_hash=True)
 class Min(Extremum):
     """Minimum over `axes` (NaN propagates, as `numpy.min`)."""
@@ -331,6 +335,7 @@ class Logical(Reduction, NonDifferentiable, abc.ABC):
     """Base of `AllTrue` and `AnyTrue`: boolean results, no derivative."""
 
 
+# Kernel: numba_backend.reduction._reduction
 @attrs.frozen(cache_hash=True)
 class AllTrue(Logical):
     """Whether all elements over `axes` are nonzero (True over an empty axis)."""
@@ -342,6 +347,7 @@ class AllTrue(Logical):
         return np.asarray(np.all(x, axis=axes))
 
 
+# Kernel: numba_backend.reduction._reduction
 @attrs.frozen(cache_hash=True)
 class AnyTrue(Logical):
     """Whether any element over `axes` is nonzero (False over an empty axis)."""
@@ -393,6 +399,7 @@ class ArgExtremum(NonDifferentiable, abc.ABC):
         return (self.reduce(x).astype("int64"),)
 
 
+# Kernel: numba_backend.reduction._arg_extremum
 @attrs.frozen(cache_hash=True)
 class Argmax(ArgExtremum):
     """Index of the largest element along `axis` (the first one on ties), as NumPy."""
@@ -401,6 +408,7 @@ class Argmax(ArgExtremum):
         return np.asarray(np.argmax(x, axis=self.axis))
 
 
+# Kernel: numba_backend.reduction._arg_extremum
 @attrs.frozen(cache_hash=True)
 class Argmin(ArgExtremum):
     """Index of the smallest element along `axis` (the first one on ties), as NumPy."""
@@ -441,6 +449,7 @@ class Cumulative(Op, abc.ABC):
         return (np.ascontiguousarray(np.flip(flipped, self.axis)),)
 
 
+# Kernel: numba_backend.reduction._cumulative
 @attrs.frozen(cache_hash=True)
 class CumSum(Cumulative):
     """Running sum along `axis`; dtype as `numpy.cumsum`. Linear: the pullback is the
@@ -473,6 +482,7 @@ class CumSum(Cumulative):
         return (self(tangent),)
 
 
+# Kernel: numba_backend.reduction._cumulative
 @attrs.frozen(cache_hash=True)
 class CumProd(Cumulative):
     """Running product along `axis`; dtype as `numpy.cumprod`.

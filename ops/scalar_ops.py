@@ -7,6 +7,9 @@ with respect to each input as graph expressions, or None where it is zero or und
 Reverse and forward mode both derive from `partials` (see `Elemwise`), so each
 derivative is written once. Partials keep the dtype of their operands (Python numbers
 in them are weak), so a float32 graph differentiates to a float32 graph.
+
+Kernel: the `Elemwise` kernel (`numba_backend/elemwise.py`) inlines each scalar op's
+numba expression, registered in `numba_backend/scalar_ops.py` (`scalar_expression`).
 """
 
 from __future__ import annotations

@@ -86,6 +86,7 @@ def _check_inner_graph(instance: Scan, attribute: object, graph: Graph) -> None:
         raise ValueError("Scan: the inner graph must be deduplicated (dedup_nodes=True)")
 
 
+# Kernel: numba_backend.scan_op._scan
 @attrs.frozen(cache_hash=True)
 class Scan(Op):
     """A loop: see the module docstring for the layout of inputs and outputs.

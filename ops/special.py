@@ -3,7 +3,8 @@
 
 The reference implementations are SciPy's; the compiled ones are numba functions
 written for fgraph (`numba_backend/special_functions.py`, accuracy bounds stated and
-tested there). Functions that are short formulas over existing ops (`xlogy`,
+tested there), called by the expressions in `numba_backend/special.py`, which the
+`Elemwise` kernel inlines. Functions that are short formulas over existing ops (`xlogy`,
 `xlog1py`, `logit`, `log_sigmoid`, `softsign`, and `expit`, which is `sigmoid`) are
 written as those formulas, so they need no kernel of their own and differentiate
 through their parts.

@@ -5,7 +5,8 @@ the order v is not implemented (it needs the derivative of the series in the ord
 differentiating along v raises, naming it (`ops.undefined_gradient`).
 
 References are `scipy.special`'s; the compiled forms are
-`numba_backend.bessel_functions`. `ops.special` exports them with the rest."""
+`numba_backend.bessel_functions`, called by the expressions in `numba_backend.special`
+(the `Elemwise` kernel inlines them). `ops.special` exports them with the rest."""
 
 from __future__ import annotations
 

@@ -65,6 +65,7 @@ def basic_indexed_shape(
     return tuple(shape) + x.shape[axis:]
 
 
+# Kernel: numba_backend.subtensor._subtensor
 @attrs.frozen(cache_hash=True)
 class Subtensor(IndexRead):
     """`x[idx]` for ints, slices and new axes (a view of `x`)."""
@@ -94,6 +95,7 @@ class Subtensor(IndexRead):
         return IncSubtensor(self.idx_list, set_instead_of_inc=False)
 
 
+# Kernel: numba_backend.subtensor._inc_subtensor
 @attrs.frozen(cache_hash=True)
 class IncSubtensor(IndexUpdate):
     """`x` with the basic-indexed region `x[idx]` set to or incremented by `y`, which

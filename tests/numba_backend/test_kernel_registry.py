@@ -82,3 +82,19 @@ def test_kernel_modules_are_named_as_their_op_modules() -> None:
     ]
     assert not differ, differ
     assert all(m.startswith("ops.") for m in KERNEL_MODULES)
+
+
+def test_each_op_names_its_kernel() -> None:
+    """The line above each op class (`# Kernel: numba_backend.sort._sort`) names the
+    function that compiles it, so a reader of the op goes to its kernel in one step."""
+    wrong = []
+    for name, cls in concrete_op_classes().items():
+        kernel = numba_kernel.dispatch(cls)
+        lines, start = inspect.getsourcelines(cls)
+        source = inspect.getsourcefile(cls)
+        assert source is not None
+        with open(source) as file:
+            above = file.read().splitlines()[start - 2]
+        if above != f"# Kernel: {kernel.__module__}.{kernel.__name__}":
+            wrong.append(f"{name}: {above!r}")
+    assert not wrong, wrong
