@@ -23,7 +23,8 @@ import attrs
 from fgraph import Constant, Graph, Input, TensorType, Variable, display_name
 from fgraph.dtypes import is_bool, is_integer
 from fgraph.op import Op, inner_graphs_of
-from ops.elemwise import Elemwise, cast
+from ops.elemwise import Elemwise
+from ops.elementwise_functions import cast
 from ops.scalar_ops import Cast
 
 

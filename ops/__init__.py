@@ -73,8 +73,8 @@ from ops.creation import (
     zeros_like,
 )
 from ops.dimshuffle import DimShuffle, expand_dims, squeeze, transpose
-from ops.elemwise import (
-    Elemwise,
+from ops.elemwise import Elemwise
+from ops.elementwise_functions import (
     abs,
     add,
     arccos,
@@ -142,7 +142,7 @@ from ops.elemwise import (
     trunc,
     where,
 )
-from ops.elemwise import angle, complex, conj, imag, real  # complex numbers
+from ops.elementwise_functions import angle, complex, conj, imag, real  # complex numbers
 from ops.grad import DisconnectedInputError, grad, hessian, jacobian, jvp, vjp
 from ops.gradient_control import disconnected_grad, stop_gradient, zero_grad
 from ops.custom_derivative import custom_jvp, custom_vjp

@@ -33,7 +33,7 @@ from fgraph.operators import TensorLike
 from fgraph.types import Shape as StaticShape
 from ops.broadcast import Stretch, broadcast_array
 from ops.convert import as_tensor, constant
-from ops.elemwise import add, cast, mul
+from ops.elementwise_functions import add, cast, mul
 from ops.reduction import Sum
 from ops.shape_vector import (
     ShapeLike,

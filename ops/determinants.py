@@ -15,7 +15,8 @@ import numpy as np
 from fgraph import Variable
 from fgraph.op import Array
 from ops.dimshuffle import expand_dims
-from ops.elemwise import fit_to, mul
+from ops.elemwise import fit_to
+from ops.elementwise_functions import mul
 from ops.matrix_op import MatrixOp, Shape, pad_batch, square_length
 from ops.matrix_parts import identity_like, matrix_diagonal, mT
 from ops.reduction import sum as reduce_sum

@@ -19,7 +19,19 @@ from fgraph import Variable
 from fgraph.op import Array
 from ops.creation import eye
 from ops.dimshuffle import expand_dims
-from ops.elemwise import add, eq, fit_to, gt, mul, neg, reciprocal, sub, true_div, where, zeros_like
+from ops.elemwise import fit_to
+from ops.elementwise_functions import (
+    add,
+    eq,
+    gt,
+    mul,
+    neg,
+    reciprocal,
+    sub,
+    true_div,
+    where,
+    zeros_like,
+)
 from ops.join import concatenate
 from ops.matmul import matmul
 from ops.matrix_op import LinAlgError, MatrixOp, Shape, square_length

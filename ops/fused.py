@@ -23,11 +23,9 @@ from ops.elemwise import (
     ElementwiseOp,
     as_destroy_map,
     check_static_broadcast,
-    elemwise,
     inplace_suffix,
-    second,
-    zeros_like,
 )
+from ops.elementwise_functions import elemwise, second, zeros_like
 
 
 LABEL_OPS = 32

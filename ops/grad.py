@@ -23,7 +23,7 @@ from fgraph.dtypes import is_inexact
 from fgraph.node import Apply
 from ops.convert import constant
 from ops.dimshuffle import DimShuffle
-from ops.elemwise import add, cast, second, zeros_like
+from ops.elementwise_functions import add, cast, second, zeros_like
 from ops.gradient_control import StopGradient
 from ops.join import stack
 from ops.stable import StableForm, stable_form

@@ -22,7 +22,7 @@ from fgraph import DTypeError, Op, ShapeError, TensorType, Variable, format_shap
 from fgraph.dtypes import is_inexact, is_integer
 from fgraph.op import Array
 from ops.convert import constant
-from ops.elemwise import cast, zeros_like
+from ops.elementwise_functions import cast, zeros_like
 
 
 @attrs.frozen

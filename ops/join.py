@@ -18,7 +18,7 @@ from fgraph.op import Array
 from fgraph.operators import TensorLike
 from ops.convert import as_tensor
 from ops.dimshuffle import expand_dims, normalize_axis
-from ops.elemwise import zeros_like
+from ops.elementwise_functions import zeros_like
 from ops.reshape import flatten
 from ops.shape_vector import (
     ShapeLike,

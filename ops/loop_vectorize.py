@@ -27,7 +27,7 @@ from fgraph.op import Vectorized
 from ops.broadcast import broadcast_to
 from ops.convert import constant
 from ops.dimshuffle import DimShuffle, expand_dims
-from ops.elemwise import cast, invert, logical_and, lt, where, zeros_like
+from ops.elementwise_functions import cast, invert, logical_and, lt, where, zeros_like
 from ops.indexing import Slice
 from ops.join import concatenate
 from ops.loop_connection import loop_dependencies, reads_shape_only

@@ -22,7 +22,8 @@ from fgraph import DTypeError, ShapeError, TensorType, Variable
 from fgraph.op import Array, NonDifferentiable, Vectorized
 from ops.creation import arange, eye
 from ops.dimshuffle import expand_dims
-from ops.elemwise import add, cast, eq, fit_to
+from ops.elemwise import fit_to
+from ops.elementwise_functions import add, cast, eq
 from ops.matmul import matmul
 from ops.matrix_op import MatrixOp, Shape
 from ops.matrix_parts import mT, triangle

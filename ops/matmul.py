@@ -18,7 +18,7 @@ from fgraph.operators import TensorLike
 from ops.convert import as_tensor
 from ops.dimshuffle import DimShuffle, left_pad_rank
 from ops.elemwise import check_static_broadcast, fit_to
-from ops.elemwise import add, mul
+from ops.elementwise_functions import add, mul
 from ops.reshape import flatten
 
 

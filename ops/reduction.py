@@ -32,7 +32,7 @@ from ops.convert import as_tensor, constant
 from ops.dimshuffle import DimShuffle, transpose
 from ops.reshape import flatten, reshape
 from ops.shape_vector import shape_i
-from ops.elemwise import (
+from ops.elementwise_functions import (
     cast,
     eq,
     exp,

@@ -18,7 +18,7 @@ from fgraph.op import Array, Vectorized
 from fgraph.operators import TensorLike
 from fgraph.types import Shape as StaticShape
 from ops.convert import as_tensor
-from ops.elemwise import mul
+from ops.elementwise_functions import mul
 from ops.shape_vector import (
     ShapeLike,
     as_shape_vector,

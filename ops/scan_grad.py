@@ -27,7 +27,8 @@ import attrs
 from fgraph import Constant, Graph, Input, Param, TensorType, Variable
 from fgraph.dtypes import is_inexact
 from fgraph.traverse import rebuild
-from ops.elemwise import Elemwise, add, eq, minimum, where, zeros_like
+from ops.elemwise import Elemwise
+from ops.elementwise_functions import add, eq, minimum, where, zeros_like
 from ops.grad import backpropagate, propagate_tangents, sum_by_variable
 from ops.dimshuffle import DimShuffle
 from ops.loop_connection import loop_dependencies

@@ -24,7 +24,7 @@ from fgraph.operators import TensorLike
 from fgraph.types import Shape as StaticShape
 from ops.convert import as_tensor, constant
 from ops.dimshuffle import normalize_axis
-from ops.elemwise import cast
+from ops.elementwise_functions import cast
 
 # What a user may pass as a shape: an int, an integer scalar or vector variable, or a
 # sequence of ints and integer scalar variables. Typed as `TensorLike` because that is

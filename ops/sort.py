@@ -20,7 +20,7 @@ from fgraph.operators import TensorLike
 from ops.convert import as_tensor
 from ops.creation import arange
 from ops.dimshuffle import normalize_axis, transpose
-from ops.elemwise import zeros_like
+from ops.elementwise_functions import zeros_like
 from ops.reshape import flatten
 from ops.subtensor import inc_subtensor
 

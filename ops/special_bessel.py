@@ -17,7 +17,7 @@ import numpy as np
 from fgraph import Variable
 from fgraph.op import Array
 from fgraph.operators import TensorLike
-from ops import elemwise as ew
+import ops.elementwise_functions as ew
 from ops.scalar_ops import Partials, ScalarOp
 from ops.undefined_gradient import undefined_gradient
 

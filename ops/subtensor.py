@@ -20,7 +20,8 @@ from fgraph.operators import TensorLike
 from ops.advanced_subtensor import AdvancedIncSubtensor, AdvancedSubtensor
 from ops.convert import as_tensor, as_tensors_weak
 from ops.dimshuffle import normalize_axis
-from ops.elemwise import as_destroy_map, cast, clip, mod
+from ops.elemwise import as_destroy_map
+from ops.elementwise_functions import cast, clip, mod
 from ops.index_parsing import parse_index
 from ops.indexing import (
     IndexRead,

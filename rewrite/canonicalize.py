@@ -20,7 +20,8 @@ from fgraph.dtypes import can_cast_safely
 from ops.broadcast import BroadcastTo
 from ops.creation import Alloc
 from ops.dimshuffle import DimShuffle
-from ops.elemwise import Elemwise, ones_like
+from ops.elemwise import Elemwise
+from ops.elementwise_functions import ones_like
 from ops.reshape import Reshape
 from ops.scalar_ops import Add, Cast, Mul, Neg, Pow, Second, Sub, TrueDiv
 from ops.shape_vector import Shape, ShapeI

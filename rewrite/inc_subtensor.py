@@ -22,7 +22,8 @@ from fgraph import Apply, Variable
 from ops.broadcast import BroadcastTo
 from ops.creation import Alloc
 from ops.dimshuffle import DimShuffle
-from ops.elemwise import Elemwise, add
+from ops.elemwise import Elemwise
+from ops.elementwise_functions import add
 from ops.indexing import Entry
 from ops.scalar_ops import Second
 from ops.subtensor import IncSubtensor, basic_indexed_shape

@@ -27,7 +27,8 @@ from fgraph import Apply, Variable
 from ops.creation import Eye
 from ops.determinants import Det, SLogDet
 from ops.dimshuffle import DimShuffle
-from ops.elemwise import Elemwise, abs, add, log, sign
+from ops.elemwise import Elemwise
+from ops.elementwise_functions import abs, add, log, sign
 from ops.factorizations import QR, Cholesky
 from ops.matmul import MatMul
 from ops.matrix_op import pad_batch
