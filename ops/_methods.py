@@ -17,12 +17,14 @@ from fgraph.operators import (
     UnaryName,
     install,
 )
+import ops  # the package: `ufunc` finds NumPy's ufuncs among its public functions
 import ops.elementwise_functions as elementwise
 import ops.matmul as matmul_module
 import ops.reduction as reduction
 import ops.subtensor as subtensor
 from ops.dimshuffle import DimShuffle, squeeze, transpose
 from ops.reshape import flatten, reshape
+from ops.scan_op import Scan
 from ops.shape_vector import shape
 
 _BINARY: dict[str, Callable[[TensorLike, TensorLike], Variable]] = {
@@ -113,8 +115,6 @@ class _Methods:
 
     def ufunc(self, name: str, operands: tuple[Any, ...]) -> Variable:
         """The public `ops` function of NumPy's ufunc `name` (`np.subtract` is `pt.sub`)."""
-        import ops
-
         function_name = _UFUNC_NAMES.get(name, name)
         function = getattr(ops, function_name, None) if function_name in ops.__all__ else None
         if function is None:
@@ -141,8 +141,6 @@ class _Methods:
 
 def _from_loop(x: Variable) -> bool:
     """Whether `x` is a loop's output or the rows `pt.scan` cuts from one."""
-    from ops.scan_op import Scan
-
     node = x.owner
     if node is not None and isinstance(node.op, subtensor.Subtensor):
         node = node.inputs[0].owner

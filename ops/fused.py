@@ -26,6 +26,7 @@ from ops.elemwise import (
     inplace_suffix,
 )
 from ops.elementwise_functions import elemwise, second, zeros_like
+from ops.grad import jvp, vjp
 
 
 LABEL_OPS = 32
@@ -94,8 +95,6 @@ class Fused(ElementwiseOp):
         outputs: tuple[Variable, ...],
         cotangents: tuple[Variable | None, ...],
     ) -> tuple[Variable | None, ...]:
-        from ops.grad import vjp
-
         expanded = expand_fused(self, inputs)
         connected = [(o, c) for o, c in zip(expanded, cotangents) if c is not None]
         if not connected:
@@ -114,8 +113,6 @@ class Fused(ElementwiseOp):
         outputs: tuple[Variable, ...],
         tangents: tuple[Variable | None, ...],
     ) -> tuple[Variable | None, ...]:
-        from ops.grad import jvp
-
         expanded = expand_fused(self, inputs)
         filled = [zeros_like(x) if t is None else t for x, t in zip(inputs, tangents)]
         return tuple(jvp(expanded, list(inputs), filled))
