@@ -15,7 +15,7 @@ import ops as pt
 from fgraph import Apply, Graph, Variable, check_graph, dprint, evaluate
 from numba_backend import function
 from ops.elemwise import Elemwise
-from ops.scalar import Pow
+from ops.scalar_ops import Pow
 from rewrite import RuleSet, Trace, rewrite_graph
 from rewrite.patterns import is_constant_value
 

@@ -440,8 +440,3 @@ def error_name(variable: Variable, names: Mapping[Variable, str] | None = None) 
     read = [error_name(v, named) for v in owner.inputs if isinstance(v, Input) or v in named]
     return f"the result of {owner.op}" + (f" of {', '.join(read)}" if read else "")
 
-
-def is_root(variable: Variable) -> bool:
-    """Inputs, params and constants: variables no node computes."""
-    return variable.owner is None
-

@@ -1,32 +1,78 @@
-"""The numba backend: `function(inputs, outputs)` compiles a graph to one njit function."""
+"""The numba backend: `function(inputs, outputs)` compiles a graph to one njit function.
+
+The kernel of an op of `ops/<name>.py` is in `numba_backend/<name>.py` (`KERNEL_MODULES`)."""
 
 from fgraph.packages import require_package
 
 require_package("ops")
 require_package("rewrite")
 
-from numba_backend import advanced_indexing as _advanced_indexing
-from numba_backend import creation as _creation
-from numba_backend import dimshuffle as _dimshuffle
-from numba_backend import gradient_control as _gradient_control
-from numba_backend import indexing as _indexing
-from numba_backend import join as _join
-from numba_backend import linalg as _linalg
-from numba_backend import matmul as _matmul
-from numba_backend import loops as _loops
-from numba_backend import op_from_graph as _op_from_graph
-from numba_backend import random as _random
-from numba_backend import reduction as _reduction
-from numba_backend import scan as _scan
-from numba_backend import shape as _shape
-from numba_backend import sort as _sort
-from numba_backend import special as _special
+from types import ModuleType
+
+from numba_backend import (
+    advanced_subtensor,
+    broadcast,
+    creation,
+    dimshuffle,
+    elemwise,
+    fused,
+    gradient_control,
+    join,
+    linalg,
+    matmul,
+    op_from_graph,
+    random_draw,
+    reduction,
+    reshape,
+    scalar_ops,
+    scan_op,
+    shape_vector,
+    sort,
+    special,
+    subtensor,
+    undefined_gradient,
+)
 from numba_backend.function import CompiledFunction, function
 from numba_backend.heap import keep_working_memory
 from numba_backend.registry import MissingKernelError, numba_kernel
 from numba_backend.specialize import ShapeSpecializedFunction
 
 keep_working_memory()
+
+KERNEL_MODULES: dict[str, ModuleType] = {
+    "ops.advanced_subtensor": advanced_subtensor,
+    "ops.broadcast": broadcast,
+    "ops.creation": creation,
+    "ops.dimshuffle": dimshuffle,
+    "ops.elemwise": elemwise,
+    "ops.fused": fused,
+    "ops.gradient_control": gradient_control,
+    "ops.join": join,
+    "ops.matmul": matmul,
+    "ops.op_from_graph": op_from_graph,
+    "ops.random_draw": random_draw,
+    "ops.reduction": reduction,
+    "ops.reshape": reshape,
+    "ops.scalar_ops": scalar_ops,
+    "ops.scan_op": scan_op,
+    "ops.shape_vector": shape_vector,
+    "ops.sort": sort,
+    "ops.special": special,
+    "ops.special_bessel": special,  # with the other special functions' calls
+    "ops.subtensor": subtensor,
+    "ops.undefined_gradient": undefined_gradient,
+    # The linear algebra families share one module of kernels (and of LAPACK calls).
+    "ops.determinants": linalg,
+    "ops.factorizations": linalg,
+    "ops.lu": linalg,
+    "ops.matrix_exponential": linalg,
+    "ops.solves": linalg,
+}
+"""Where the kernels of each module of `ops` are: its namesake in this package, but for
+linear algebra and the Bessel functions. Each kernel is registered next to its definition
+(`@numba_kernel.register`, or `scalar_expression.register` for the scalar ops the
+`Elemwise` kernel inlines), so importing these modules, above, registers them all.
+tests/numba_backend/test_kernel_registry.py checks every op against this table."""
 
 __all__ = [
     "CompiledFunction",

@@ -23,12 +23,11 @@ from numba_backend.registry import (
     NodeInfo,
     is_short_vector,
     is_size_one,
-    numba_kernel,
     one_element_array,
     scalar_use,
     vector_array,
 )
-from ops.elemwise import Elemwise
+from ops.elemwise import ElementwiseOp
 from ops.fused import Fused
 from ops.reduction import Sum
 from rewrite.lengths import Length, length_root
@@ -226,7 +225,7 @@ def summed_producers(graph: Graph) -> dict[Apply, Apply]:
                 continue
         if (
             producer is not None
-            and isinstance(producer.op, (Elemwise, Fused))
+            and isinstance(producer.op, ElementwiseOp)
             and len(producer.output_types) == 1
             and not producer.op.destroy_map
             and graph.clients.get(node.inputs[0]) == ((node, 0),)
@@ -245,7 +244,7 @@ def sum_while_computing(
 ) -> list[str]:
     """The lines of one loop computing `producer`'s elements and adding them up into the
     Sum's output."""
-    if not isinstance(producer.op, (Elemwise, Fused)):
+    if not isinstance(producer.op, ElementwiseOp):
         raise TypeError(f"cannot sum while computing {producer.op}")
     body = element_body(producer.op, producer_info, module)
     return summed_loop(producer_info, body, module, info)

@@ -15,8 +15,8 @@ import numpy as np
 from fgraph import Variable
 from fgraph.variable import Constant
 from numba_backend.registry import ModuleBuilder, NodeInfo, dtype_expression, is_call
-from numba_backend.scalar import Operand, scalar_expression
-from ops.elemwise import Elemwise
+from numba_backend.scalar_ops import Operand, scalar_expression
+from ops.elemwise import Elemwise, ElementwiseOp
 from ops.fused import Fused
 
 
@@ -41,9 +41,11 @@ class ElementBody:
         return lines + [f"{prefix}y{k} = {value}" for k, value in enumerate(self.outputs)]
 
 
-def element_body(op: Elemwise | Fused, node: NodeInfo, module: ModuleBuilder) -> ElementBody:
+def element_body(op: ElementwiseOp, node: NodeInfo, module: ModuleBuilder) -> ElementBody:
     if isinstance(op, Fused):
         return _fused_body(op, node, module)
+    if not isinstance(op, Elemwise):
+        raise TypeError(f"no element body for {op}")
     scalars = tuple(
         Operand(f"{node.prefix}x{k}", t.dtype) for k, t in enumerate(node.input_types)
     )

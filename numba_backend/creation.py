@@ -1,7 +1,7 @@
 """Creation ops (`Alloc`, `AllocEmpty`, `ARange`, `Eye`) as fresh arrays.
 
 Shapes arrive as int64 vectors or tuples and become tuples
-(`numba_backend.shape.shape_tuple`); scalar inputs are read through `NodeInfo.scalar`
+(`numba_backend.shape_vector.shape_tuple`); scalar inputs are read through `NodeInfo.scalar`
 (plain scalars where the block holds them so).
 """
 
@@ -20,7 +20,7 @@ from numba_backend.registry import (
     scalar_kernel,
 )
 from numba_backend.loops import element_assignment
-from numba_backend.shape import shape_tuple
+from numba_backend.shape_vector import shape_tuple
 from ops.creation import Alloc, AllocEmpty, ARange, Eye
 
 

@@ -45,6 +45,7 @@ from numba_backend.data_split import (
     split,
 )
 from numba_backend.function import CompiledFunction, function
+from rewrite import optimize
 
 __all__ = ["DaskFunction", "UnsplittableGraphError", "dask_function"]
 
@@ -185,8 +186,6 @@ def dask_function(
     values for reductions over it. A graph that cannot be split raises
     `UnsplittableGraphError` naming the node."""
     _require_dask()
-    from rewrite import optimize
-
     if not chunked:
         raise ValueError("dask_function: name at least one chunked input and its data axis")
     for variable, axis in chunked.items():

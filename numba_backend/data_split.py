@@ -8,7 +8,7 @@ optimized graph is then either *rows* or *global*:
 - a global variable is the same for the whole data set.
 
 A node that reduces a rows variable over its data axis is a *boundary*: `Sum`, `Max`,
-`Min`, `Prod`, `All`, `Any`, a `MatMul` contracting the data axis of both operands
+`Min`, `Prod`, `AllTrue`, `AnyTrue`, a `MatMul` contracting the data axis of both operands
 (`X.T @ r`, the gradients of such sums), and the data axis's length (`Shape`,
 `ShapeI`). Its value on the whole data set combines the values on the chunks: sums
 add, maxima take the maximum, lengths add. Work that reads a combined value is
@@ -25,15 +25,14 @@ value that has the full data axis.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 
 import attrs
-
-from fgraph import Graph, Input, Variable, toposort
-from fgraph.node import Apply
 import numpy as np
 
-from fgraph import TensorType
+from fgraph import Graph, Input, Op, TensorType, Variable, toposort
+from fgraph.node import Apply
 from ops.advanced_subtensor import AdvancedSubtensor
 from ops.dimshuffle import DimShuffle
 from ops.elemwise import ElementwiseOp
@@ -125,35 +124,63 @@ def _unsplittable(node: Apply, why: str) -> UnsplittableGraphError:
 
 
 def _classify(node: Apply, inputs: list[Kind]) -> Kind | Boundary:
-    op = node.op
-    level = _level(inputs)
-    rows = [(k, kind) for k, kind in enumerate(inputs) if isinstance(kind, Rows)]
-    first = rows[0][1]
-    assert isinstance(first, Rows)
-    if isinstance(op, ElementwiseOp):
-        if any(isinstance(kind, Rows) and kind.axis != first.axis for kind in inputs):
-            raise _unsplittable(node, "its operands have the data axis at different positions")
-        for value, kind in zip(node.inputs, inputs):
-            if isinstance(kind, Global) and value.type.shape[first.axis] != 1:
-                why = f"it mixes rows with {value.type}, a value that spans the data axis"
-                raise _unsplittable(node, why)
-        return Rows(first.axis, level)
-    if isinstance(op, DimShuffle):
-        if first.axis not in op.order:
-            raise _unsplittable(node, "it drops the data axis")
-        return Rows(op.order.index(first.axis), level)
-    if isinstance(op, Reduction):
-        if first.axis in op.axes:
-            return _boundary(node, op.combine, level, first.axis)
-        return Rows(first.axis - sum(axis < first.axis for axis in op.axes), level)
-    if isinstance(op, (Shape, ShapeI)):
-        combine = "shape" if isinstance(op, Shape) else (np.add if op.axis == first.axis else "first")
-        return _boundary(node, combine, level, first.axis)
-    if isinstance(op, (Subtensor, AdvancedSubtensor)):
-        return _indexed(node, inputs, level, first.axis)
-    if isinstance(op, MatMul):
-        return _matmul(node, inputs, level)
+    rows = [kind for kind in inputs if isinstance(kind, Rows)]
+    return chunk_rule(node.op, node, inputs, _level(inputs), rows[0].axis)
+
+
+@functools.singledispatch
+def chunk_rule(op: Op, node: Apply, inputs: list[Kind], level: int, axis: int) -> Kind | Boundary:
+    """What `node` (some of whose `inputs` are rows, the first with its data axis at
+    `axis`) gives: rows, or a boundary. Registered per op class, found by the op's type."""
     raise _unsplittable(node, "it has no rule for chunked rows")
+
+
+@chunk_rule.register
+def _elementwise(op: ElementwiseOp, node: Apply, inputs: list[Kind], level: int, axis: int) -> Kind:
+    if any(isinstance(kind, Rows) and kind.axis != axis for kind in inputs):
+        raise _unsplittable(node, "its operands have the data axis at different positions")
+    for value, kind in zip(node.inputs, inputs):
+        if isinstance(kind, Global) and value.type.shape[axis] != 1:
+            why = f"it mixes rows with {value.type}, a value that spans the data axis"
+            raise _unsplittable(node, why)
+    return Rows(axis, level)
+
+
+@chunk_rule.register
+def _dimshuffle(op: DimShuffle, node: Apply, inputs: list[Kind], level: int, axis: int) -> Kind:
+    if axis not in op.order:
+        raise _unsplittable(node, "it drops the data axis")
+    return Rows(op.order.index(axis), level)
+
+
+@chunk_rule.register
+def _reduction(
+    op: Reduction, node: Apply, inputs: list[Kind], level: int, axis: int
+) -> Kind | Boundary:
+    if axis in op.axes:
+        return _boundary(node, op.combine, level, axis)
+    return Rows(axis - sum(a < axis for a in op.axes), level)
+
+
+@chunk_rule.register
+def _shape(op: Shape, node: Apply, inputs: list[Kind], level: int, axis: int) -> Boundary:
+    return _boundary(node, "shape", level, axis)
+
+
+@chunk_rule.register
+def _shape_i(op: ShapeI, node: Apply, inputs: list[Kind], level: int, axis: int) -> Boundary:
+    return _boundary(node, np.add if op.axis == axis else "first", level, axis)
+
+
+@chunk_rule.register(Subtensor)
+@chunk_rule.register(AdvancedSubtensor)
+def _indexing(op: Op, node: Apply, inputs: list[Kind], level: int, axis: int) -> Kind:
+    return _indexed(node, inputs, level, axis)
+
+
+@chunk_rule.register
+def _matmul_rule(op: MatMul, node: Apply, inputs: list[Kind], level: int, axis: int) -> Kind | Boundary:
+    return _matmul(node, inputs, level)
 
 
 def _matmul(node: Apply, inputs: list[Kind], level: int) -> Kind | Boundary:

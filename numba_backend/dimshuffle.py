@@ -18,7 +18,6 @@ from numba_backend.registry import (
     Allocation,
     ModuleBuilder,
     NodeInfo,
-    dtype_expression,
     numba_kernel,
     scalar_kernel,
 )

@@ -23,8 +23,9 @@ import attrs
 from fgraph import Constant, Graph, Input, TensorType, Variable, display_name
 from fgraph.dtypes import is_bool, is_integer
 from fgraph.op import Op, inner_graphs_of
-from ops.elemwise import Elemwise, cast
-from ops.scalar import Cast
+from ops.elemwise import Elemwise
+from ops.elementwise_functions import cast
+from ops.scalar_ops import Cast
 
 
 def widened(graph: Graph) -> tuple[Graph, tuple[int, ...]]:

@@ -25,6 +25,8 @@ from numba_backend.caller import in_float16, make_caller
 from numba_backend.codegen import GeneratedModule, generate
 from numba_backend.float16 import widened
 from numba_backend.threads import checked_threads, limited_call
+from rewrite import optimize
+from rewrite.pipelines import pipeline_named
 
 if TYPE_CHECKING:
     from numba_backend.specialize import ShapeSpecializedFunction
@@ -199,9 +201,6 @@ def function(
     unknown lengths then runs at static-shape speed (the 3-state HMM forward algorithm
     and gradient: 1.31x faster), at the cost of a compile per new set of shapes.
     """
-    from rewrite import optimize
-    from rewrite.pipelines import pipeline_named
-
     threads = checked_threads(threads)
     single = isinstance(outputs, Variable)
     given = Graph(inputs, [outputs] if isinstance(outputs, Variable) else list(outputs))

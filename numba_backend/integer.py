@@ -3,7 +3,7 @@
 A plain loop would silently give 0 for `2 ** -1` on integers, where NumPy (and so
 `evaluate`) raises; the generated code calls `int_power` for integer dtypes only. (The
 other integer differences, `INT_MIN // -1` and `INT_MIN % -1`, which x86 division turns
-into SIGFPE, are guarded by the expressions in `numba_backend.scalar`.)
+into SIGFPE, are guarded by the expressions in `numba_backend.scalar_ops`.)
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from numba_backend.registry import ModuleBuilder, NodeInfo, dtype_expression, numba_kernel
-from numba_backend.shape import tuple_expression
+from numba_backend.shape_vector import tuple_expression
 from ops.join import Concatenate, Split
 
 

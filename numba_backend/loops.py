@@ -1,5 +1,6 @@
 """Element loops: `Elemwise` and `Fused` nodes become one explicit loop nest, inlined
-into the entry function.
+into the entry function (their kernels, `numba_backend.elemwise` and
+`numba_backend.fused`, call `element_loop`).
 
 Each output element is computed by inlined scalar expressions (no temporaries). Inputs
 broadcast along axes whose static length is 1; every other axis must match the loop
@@ -15,16 +16,13 @@ import attrs
 from fgraph import TensorType
 from fgraph.types import Shape as StaticShape
 
-from numba_backend.body import ElementBody, element_body, element_position
+from numba_backend.body import ElementBody, element_position
 from numba_backend.parallel import parallel_loop
 from numba_backend.reduction import REASSOCIABLE
 from numba_backend.registry import (
     Allocation, ModuleBuilder, NodeInfo, dtype_expression, element_index, is_size_one,
-    numba_kernel, scalar_kernel,
 )
 from numba_backend.split import Summation, should_split, split_loop
-from ops.elemwise import Elemwise
-from ops.fused import Fused
 
 
 def loop_lengths(node: NodeInfo) -> tuple[list[str], list[str]]:
@@ -350,15 +348,3 @@ def _partial_sums(
 
     allocate = Allocation(total, shape, total_type.dtype)
     return [allocate, *_serial_or_parallel(node, lengths, module, loop)]
-
-
-@numba_kernel.register
-@scalar_kernel(size_one=True)
-def _elemwise(op: Elemwise, node: NodeInfo, module: ModuleBuilder) -> list[str]:
-    return element_loop(node, element_body(op, node, module), module, op.destroy_map)
-
-
-@numba_kernel.register
-@scalar_kernel(size_one=True)
-def _fused(op: Fused, node: NodeInfo, module: ModuleBuilder) -> list[str]:
-    return element_loop(node, element_body(op, node, module), module, op.destroy_map)

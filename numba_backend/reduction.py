@@ -22,8 +22,8 @@ from numba_backend.registry import (
     Allocation, ModuleBuilder, NodeInfo, dtype_expression, numba_kernel, scalar_kernel,
 )
 from ops.reduction import (
-    All,
-    Any,
+    AllTrue,
+    AnyTrue,
     ArgExtremum,
     Argmax,
     Cumulative,
@@ -224,7 +224,7 @@ def _lanes(
     return lines
 
 
-for _reduction_class in (Sum, Prod, Max, Min, All, Any):
+for _reduction_class in (Sum, Prod, Max, Min, AllTrue, AnyTrue):
     numba_kernel.register(_reduction_class)(_reduction)
 
 

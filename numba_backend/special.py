@@ -1,12 +1,11 @@
 """The special-function scalar ops as calls of `numba_backend.special_functions`, in
-float64 (stored in the output dtype, as SciPy's float32 loops round their results),
-and the kernel of `UndefinedGradient`, which refuses to compile."""
+float64 (stored in the output dtype, as SciPy's float32 loops round their results):
+what the `Elemwise` kernel inlines for the scalar ops of `ops.special`."""
 
 from __future__ import annotations
 
-from numba_backend.registry import ModuleBuilder, NodeInfo, numba_kernel
-from numba_backend.scalar import Operand, scalar_expression
-from ops.scalar import ScalarOp
+from numba_backend.scalar_ops import Operand, scalar_expression
+from ops.scalar_ops import ScalarOp
 from ops.special import (
     BetaInc,
     BetaIncDer,
@@ -30,7 +29,6 @@ from ops.special import (
     PolyGamma,
 )
 from ops.special_bessel import Jv, Kv, Kve
-from ops.undefined_gradient import UndefinedGradient
 
 CALLS: dict[type[ScalarOp], str] = {
     GammaLn: "gammaln",
@@ -77,10 +75,3 @@ def _betainc_der(op: BetaIncDer, args: tuple[str, ...], out_dtype: str) -> str:
 
 for _op_class in CALLS:
     scalar_expression.register(_op_class)(_call)
-
-
-@numba_kernel.register
-def _undefined_gradient(op: UndefinedGradient, node: NodeInfo, module: ModuleBuilder) -> list[str]:
-    """A derivative that is not implemented never reaches a compiled graph (`grad` and
-    `jvp` raise first); one built by hand fails here, saying which it is."""
-    raise NotImplementedError(op.message)

@@ -24,7 +24,6 @@ from ops import betainc_derivative
 _PI = math.pi
 _SQRT_PI = math.sqrt(math.pi)
 _LOG_2PI_HALF = 0.5 * math.log(2 * math.pi)
-_EULER = 0.5772156649015329
 _BERNOULLI_OVER_2K = (  # B_2k / (2k), k = 1..8: the asymptotic series of digamma
     1 / 12, -1 / 120, 1 / 252, -1 / 240, 1 / 132, -691 / 32760, 1 / 12, -3617 / 8160,
 )

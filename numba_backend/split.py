@@ -20,7 +20,7 @@ import attrs
 
 from numba_backend.body import ElementBody, element_position
 from numba_backend.registry import ModuleBuilder, NodeInfo, dtype_expression
-from numba_backend.scalar import Operand
+from numba_backend.scalar_ops import Operand
 
 SPLIT_ABOVE = 600
 """Statements from which a body is split (below it, one function compiles as fast)."""

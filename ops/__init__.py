@@ -73,8 +73,8 @@ from ops.creation import (
     zeros_like,
 )
 from ops.dimshuffle import DimShuffle, expand_dims, squeeze, transpose
-from ops.elemwise import (
-    Elemwise,
+from ops.elemwise import Elemwise
+from ops.elementwise_functions import (
     abs,
     add,
     arccos,
@@ -142,7 +142,7 @@ from ops.elemwise import (
     trunc,
     where,
 )
-from ops.elemwise import angle, complex, conj, imag, real  # complex numbers
+from ops.elementwise_functions import angle, complex, conj, imag, real  # complex numbers
 from ops.grad import DisconnectedInputError, grad, hessian, jacobian, jvp, vjp
 from ops.gradient_control import disconnected_grad, stop_gradient, zero_grad
 from ops.custom_derivative import custom_jvp, custom_vjp
@@ -175,9 +175,14 @@ from ops.statistics import corrcoef, cov, median, percentile, quantile
 from ops.selection import flatnonzero, nonzero, unique
 from ops.scan import Until, foldl, foldr, map, reduce, scan, until
 from ops.scan_op import Scan
+
+# A loop's derivatives and vectorization build loops, so `ops.scan_op` cannot import them:
+# they register themselves in `ops.scan_op.LOOP_RULES` when imported, here.
+from ops import loop_vectorize as loop_vectorize
+from ops import scan_grad as scan_grad
 from ops.reduction import (
-    All,
-    Any,
+    AllTrue,
+    AnyTrue,
     Argmax,
     Argmin,
     CumProd,
@@ -203,31 +208,20 @@ from ops.reduction import (
     sum,
     var,
 )
-from ops.shape import (
-    BroadcastTo,
-    Concatenate,
-    Reshape,
-    Shape,
-    SpecifyShape,
-    Split,
-    broadcast_to,
-    concatenate,
-    flatten,
-    reshape,
-    shape,
-    specify_shape,
-    stack,
-)
+from ops.broadcast import BroadcastTo, broadcast_to
+from ops.join import Concatenate, Split, concatenate, stack
+from ops.reshape import Reshape, SpecifyShape, flatten, reshape, specify_shape
+from ops.shape_vector import Shape, shape
 from ops.subtensor import IncSubtensor, Subtensor, inc_subtensor, set_subtensor, take
 
 __all__ = [
     "ARange",
     "AdvancedIncSubtensor",
     "AdvancedSubtensor",
-    "All",
+    "AllTrue",
     "Alloc",
     "AllocEmpty",
-    "Any",
+    "AnyTrue",
     "Argmax",
     "Argmin",
     "Argsort",

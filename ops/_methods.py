@@ -17,37 +17,37 @@ from fgraph.operators import (
     UnaryName,
     install,
 )
-import ops.elemwise as elemwise
+import ops  # the package: `ufunc` finds NumPy's ufuncs among its public functions
+import ops.elementwise_functions as elementwise
 import ops.matmul as matmul_module
 import ops.reduction as reduction
 import ops.subtensor as subtensor
-from ops.dimshuffle import DimShuffle, squeeze
-from ops.shape import flatten, reshape, shape, transpose
-
-# `ops.shape` and `ops.scalar` are user functions in the `ops` namespace that shadow the
-# submodules of the same names: import from those modules by name, never `from ops import`.
+from ops.dimshuffle import DimShuffle, squeeze, transpose
+from ops.reshape import flatten, reshape
+from ops.scan_op import Scan
+from ops.shape_vector import shape
 
 _BINARY: dict[str, Callable[[TensorLike, TensorLike], Variable]] = {
-    "add": elemwise.add,
-    "sub": elemwise.sub,
-    "mul": elemwise.mul,
-    "true_div": elemwise.true_div,
-    "int_div": elemwise.int_div,
-    "mod": elemwise.mod,
-    "pow": elemwise.pow,
+    "add": elementwise.add,
+    "sub": elementwise.sub,
+    "mul": elementwise.mul,
+    "true_div": elementwise.true_div,
+    "int_div": elementwise.int_div,
+    "mod": elementwise.mod,
+    "pow": elementwise.pow,
     "matmul": matmul_module.matmul,
-    "lt": elemwise.lt,
-    "le": elemwise.le,
-    "gt": elemwise.gt,
-    "ge": elemwise.ge,
-    "and": elemwise.bitwise_and,
-    "or": elemwise.bitwise_or,
-    "xor": elemwise.bitwise_xor,
+    "lt": elementwise.lt,
+    "le": elementwise.le,
+    "gt": elementwise.gt,
+    "ge": elementwise.ge,
+    "and": elementwise.bitwise_and,
+    "or": elementwise.bitwise_or,
+    "xor": elementwise.bitwise_xor,
 }
 _UNARY: dict[str, Callable[[TensorLike], Variable]] = {
-    "neg": elemwise.neg,
-    "abs": elemwise.abs,
-    "invert": elemwise.invert,
+    "neg": elementwise.neg,
+    "abs": elementwise.abs,
+    "invert": elementwise.invert,
 }
 _REDUCTIONS: dict[str, Callable[[TensorLike, Axis, bool], Variable]] = {
     "sum": reduction.sum,
@@ -61,15 +61,15 @@ _REDUCTIONS: dict[str, Callable[[TensorLike, Axis, bool], Variable]] = {
     "std": reduction.std,
 }
 _METHODS: dict[str, Callable[..., Variable]] = {
-    "clip": elemwise.clip,
+    "clip": elementwise.clip,
     "dot": matmul_module.dot,
     "squeeze": squeeze,
     "cumsum": reduction.cumsum,
-    "round": elemwise.round,
+    "round": elementwise.round,
     "dimshuffle": lambda x, *order: DimShuffle(tuple(None if a == "x" else a for a in order))(x),
-    "real": elemwise.real,
-    "imag": elemwise.imag,
-    "conj": elemwise.conj,
+    "real": elementwise.real,
+    "imag": elementwise.imag,
+    "conj": elementwise.conj,
 }
 _ARG_REDUCTIONS: dict[str, Callable[[TensorLike, Axis, bool], Variable]] = {
     "argmax": reduction.argmax,
@@ -102,7 +102,7 @@ class _Methods:
         return reshape(x, new_shape)
 
     def astype(self, x: Variable, dtype: str) -> Variable:
-        return elemwise.cast(x, dtype)
+        return elementwise.cast(x, dtype)
 
     def flatten(self, x: Variable) -> Variable:
         return flatten(x)
@@ -115,8 +115,6 @@ class _Methods:
 
     def ufunc(self, name: str, operands: tuple[Any, ...]) -> Variable:
         """The public `ops` function of NumPy's ufunc `name` (`np.subtract` is `pt.sub`)."""
-        import ops
-
         function_name = _UFUNC_NAMES.get(name, name)
         function = getattr(ops, function_name, None) if function_name in ops.__all__ else None
         if function is None:
@@ -143,8 +141,6 @@ class _Methods:
 
 def _from_loop(x: Variable) -> bool:
     """Whether `x` is a loop's output or the rows `pt.scan` cuts from one."""
-    from ops.scan_op import Scan
-
     node = x.owner
     if node is not None and isinstance(node.op, subtensor.Subtensor):
         node = node.inputs[0].owner

@@ -122,6 +122,7 @@ def _array_index_shape(op: object, x: TensorType, axis: int, index: TensorType) 
     return (0,) if 0 in index.shape else (None,)
 
 
+# Kernel: numba_backend.advanced_subtensor._advanced_subtensor
 @attrs.frozen(cache_hash=True)
 class AdvancedSubtensor(IndexRead):
     """`x[idx]` with integer or boolean arrays, static ints, slices and new axes, as
@@ -155,6 +156,7 @@ class AdvancedSubtensor(IndexRead):
         return AdvancedIncSubtensor(self.idx_list, set_instead_of_inc=False)
 
 
+# Kernel: numba_backend.advanced_subtensor._advanced_inc_subtensor
 @attrs.frozen(cache_hash=True)
 class AdvancedIncSubtensor(IndexUpdate):
     """`x` with `x[idx]` (an advanced index) replaced by or incremented by `y`.

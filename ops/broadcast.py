@@ -153,6 +153,7 @@ class Stretch(Op, abc.ABC):
         return (None if tangent is None else self(tangent, inputs[1]),)
 
 
+# Kernel: numba_backend.broadcast._broadcast_to
 @attrs.frozen(cache_hash=True)
 class BroadcastTo(Stretch):
     """`x` broadcast to a shape, as `numpy.broadcast_to` (a read-only view)."""

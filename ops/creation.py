@@ -33,7 +33,7 @@ from fgraph.operators import TensorLike
 from fgraph.types import Shape as StaticShape
 from ops.broadcast import Stretch, broadcast_array
 from ops.convert import as_tensor, constant
-from ops.elemwise import add, cast, mul
+from ops.elementwise_functions import add, cast, mul
 from ops.reduction import Sum
 from ops.shape_vector import (
     ShapeLike,
@@ -47,6 +47,7 @@ from ops.shape_vector import (
 )
 
 
+# Kernel: numba_backend.creation._alloc
 @attrs.frozen(cache_hash=True)
 class Alloc(Stretch):
     """A fresh array holding `value` broadcast to a shape (PyTensor's `Alloc`)."""
@@ -58,6 +59,7 @@ class Alloc(Stretch):
         return (np.array(broadcast_array(self, inputs[0], inputs[1], self.shape)),)
 
 
+# Kernel: numba_backend.creation._alloc_empty
 @attrs.frozen(cache_hash=True)
 class AllocEmpty(NonDifferentiable):
     """A fresh array of `dtype` and the shape an int64 vector input gives, contents
@@ -148,6 +150,7 @@ def ones_like(x: TensorLike, dtype: npt.DTypeLike | None = None) -> Variable:
     return full_like(x, 1, dtype)
 
 
+# Kernel: numba_backend.creation._arange
 @attrs.frozen(cache_hash=True)
 class ARange(Op):
     """`numpy.arange(start, stop, step, dtype=dtype)` over three scalars of one dtype;
@@ -243,6 +246,7 @@ def _arange_length(values: list[Variable]) -> int | None:
     return max(0, int(math.ceil((stop - start) / step)))
 
 
+# Kernel: numba_backend.creation._eye
 @attrs.frozen(cache_hash=True)
 class Eye(NonDifferentiable):
     """An (n, m) matrix with ones on the k-th diagonal, as `numpy.eye`; the inputs are the

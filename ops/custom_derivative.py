@@ -24,10 +24,10 @@ from typing import Any, Generic, ParamSpec, TypeVar, cast
 
 import numpy as np
 
-from fgraph import Graph, Input, MissingInputError, Variable, rebuild
+from fgraph import Input, MissingInputError, Variable, rebuild
 from fgraph.dtypes import is_inexact
 from ops.convert import as_tensor
-from ops.elemwise import zeros_like
+from ops.elementwise_functions import zeros_like
 from ops.grad import backpropagate, sum_by_variable
 from ops.op_from_graph import PullbackFunction, PushforwardFunction, op_from_graph
 

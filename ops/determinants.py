@@ -15,7 +15,8 @@ import numpy as np
 from fgraph import Variable
 from fgraph.op import Array
 from ops.dimshuffle import expand_dims
-from ops.elemwise import fit_to, mul
+from ops.elemwise import fit_to
+from ops.elementwise_functions import mul
 from ops.matrix_op import MatrixOp, Shape, pad_batch, square_length
 from ops.matrix_parts import identity_like, matrix_diagonal, mT
 from ops.reduction import sum as reduce_sum
@@ -39,6 +40,7 @@ def _as_matrix_factor(x: Variable) -> Variable:
     return expand_dims(expand_dims(x, -1), -1)
 
 
+# Kernel: numba_backend.linalg._det
 @attrs.frozen(cache_hash=True)
 class Det(MatrixOp):
     """The determinant of a square matrix."""
@@ -72,6 +74,7 @@ class Det(MatrixOp):
         return (mul(det, _trace_of_solve(a, tangent)),)
 
 
+# Kernel: numba_backend.linalg._slogdet
 @attrs.frozen(cache_hash=True)
 class SLogDet(MatrixOp):
     """(sign, log|det|) of a square matrix, as `numpy.linalg.slogdet`; a singular matrix

@@ -26,6 +26,7 @@ def _as_order(order: Sequence[int | None]) -> tuple[int | None, ...]:
     return normalized
 
 
+# Kernel: numba_backend.dimshuffle._dimshuffle
 @attrs.frozen(cache_hash=True)
 class DimShuffle(Op):
     """Axes permuted, dropped (static length 1 only) or inserted (`None` in `order`, a new

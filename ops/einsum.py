@@ -23,7 +23,7 @@ from fgraph import ShapeError, Variable, promote
 from fgraph.operators import TensorLike
 from ops.convert import as_tensor
 from ops.dimshuffle import squeeze, transpose
-from ops.elemwise import cast
+from ops.elementwise_functions import cast
 from ops.matmul import MatMul
 from ops.numpy_functions import diagonal
 from ops.reduction import any as reduce_any

@@ -19,7 +19,19 @@ from fgraph import Variable
 from fgraph.op import Array
 from ops.creation import eye
 from ops.dimshuffle import expand_dims
-from ops.elemwise import add, eq, fit_to, gt, mul, neg, reciprocal, sub, true_div, where, zeros_like
+from ops.elemwise import fit_to
+from ops.elementwise_functions import (
+    add,
+    eq,
+    gt,
+    mul,
+    neg,
+    reciprocal,
+    sub,
+    true_div,
+    where,
+    zeros_like,
+)
 from ops.join import concatenate
 from ops.matmul import matmul
 from ops.matrix_op import LinAlgError, MatrixOp, Shape, square_length
@@ -53,6 +65,7 @@ def _pair_weights(values: Variable, power: int = 1) -> Variable:
     return where(on_diagonal, 0, reciprocal(safe))
 
 
+# Kernel: numba_backend.linalg._cholesky
 @attrs.frozen(cache_hash=True)
 class Cholesky(MatrixOp):
     """The Cholesky factor L (a = L L^T) of a symmetric positive-definite matrix, or U
@@ -111,6 +124,7 @@ class Cholesky(MatrixOp):
         return (change if self.lower else mT(change),)
 
 
+# Kernel: numba_backend.linalg._eigh
 @attrs.frozen(cache_hash=True)
 class Eigh(MatrixOp):
     """Eigenvalues (ascending) and eigenvectors (columns) of a symmetric matrix given by
@@ -160,6 +174,7 @@ class Eigh(MatrixOp):
         )
 
 
+# Kernel: numba_backend.linalg._svd
 @attrs.frozen(cache_hash=True)
 class SVD(MatrixOp):
     """The singular value decomposition a = u diag(s) vh, as `numpy.linalg.svd`: outputs
@@ -281,6 +296,7 @@ def _svd_gradient(
     return gradient
 
 
+# Kernel: numba_backend.linalg._qr
 @attrs.frozen(cache_hash=True)
 class QR(MatrixOp):
     """The QR decomposition a = q r, as `numpy.linalg.qr` (mode "reduced", or "complete"

@@ -23,11 +23,10 @@ from ops.elemwise import (
     ElementwiseOp,
     as_destroy_map,
     check_static_broadcast,
-    elemwise,
     inplace_suffix,
-    second,
-    zeros_like,
 )
+from ops.elementwise_functions import elemwise, second, zeros_like
+from ops.grad import jvp, vjp
 
 
 LABEL_OPS = 32
@@ -49,6 +48,7 @@ def _check_scalar_graph(graph: Graph) -> Graph:
     return graph
 
 
+# Kernel: numba_backend.fused._fused
 @attrs.frozen(cache_hash=True)
 class Fused(ElementwiseOp):
     """Elementwise composition of scalar ops; `inner_graph` is over rank-0 params."""
@@ -95,8 +95,6 @@ class Fused(ElementwiseOp):
         outputs: tuple[Variable, ...],
         cotangents: tuple[Variable | None, ...],
     ) -> tuple[Variable | None, ...]:
-        from ops.grad import vjp
-
         expanded = expand_fused(self, inputs)
         connected = [(o, c) for o, c in zip(expanded, cotangents) if c is not None]
         if not connected:
@@ -115,8 +113,6 @@ class Fused(ElementwiseOp):
         outputs: tuple[Variable, ...],
         tangents: tuple[Variable | None, ...],
     ) -> tuple[Variable | None, ...]:
-        from ops.grad import jvp
-
         expanded = expand_fused(self, inputs)
         filled = [zeros_like(x) if t is None else t for x, t in zip(inputs, tangents)]
         return tuple(jvp(expanded, list(inputs), filled))

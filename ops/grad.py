@@ -23,8 +23,9 @@ from fgraph.dtypes import is_inexact
 from fgraph.node import Apply
 from ops.convert import constant
 from ops.dimshuffle import DimShuffle
-from ops.elemwise import add, cast, second, zeros_like
+from ops.elementwise_functions import add, cast, second, zeros_like
 from ops.gradient_control import StopGradient
+from ops.join import stack
 from ops.stable import StableForm, stable_form
 from ops.undefined_gradient import undefined_message
 
@@ -188,8 +189,6 @@ def jacobian(expression: Variable, wrt: Variable) -> Variable:
     """d expression[i] / d wrt, stacked along a new leading axis: shape
     expression.shape + wrt.shape. The expression is a scalar or a vector: one reverse
     pass per entry, unrolled for a static length, a loop over the entries otherwise."""
-    from ops.shape import stack
-
     if expression.ndim == 0:
         return grad(expression, wrt, disconnected_inputs="ignore")
     if expression.ndim != 1:

@@ -24,6 +24,7 @@ from fgraph.operators import TensorLike
 from ops.convert import as_tensor
 
 
+# Kernel: numba_backend.gradient_control._stop_gradient
 @attrs.frozen(cache_hash=True)
 class StopGradient(Op):
     """`x` itself, with no derivative through it: zero (`disconnected=False`, JAX's

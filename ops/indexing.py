@@ -22,7 +22,8 @@ from fgraph import DTypeError, Op, ShapeError, TensorType, Variable, format_shap
 from fgraph.dtypes import is_inexact, is_integer
 from fgraph.op import Array
 from ops.convert import constant
-from ops.elemwise import cast, zeros_like
+from ops.elementwise_functions import cast, zeros_like
+from ops.broadcast import sum_to
 
 
 @attrs.frozen
@@ -380,8 +381,6 @@ class IndexUpdate(Op, abc.ABC):
         outputs: tuple[Variable, ...],
         cotangents: tuple[Variable | None, ...],
     ) -> tuple[Variable | None, ...]:
-        from ops.broadcast import sum_to
-
         x, y, *indices = inputs
         (cotangent,) = cotangents
         no_indices = (None,) * len(indices)

@@ -18,7 +18,7 @@ from fgraph.op import Array
 from fgraph.operators import TensorLike
 from ops.convert import as_tensor
 from ops.dimshuffle import expand_dims, normalize_axis
-from ops.elemwise import zeros_like
+from ops.elementwise_functions import zeros_like
 from ops.reshape import flatten
 from ops.shape_vector import (
     ShapeLike,
@@ -34,6 +34,7 @@ def _joined_length(lengths: Sequence[int | None]) -> int | None:
     return None if None in lengths else sum(length for length in lengths if length is not None)
 
 
+# Kernel: numba_backend.join._concatenate
 @attrs.frozen(cache_hash=True)
 class Concatenate(Op):
     """Inputs of equal rank joined along `axis`; the dtype is NumPy's promotion of theirs."""
@@ -97,6 +98,7 @@ class Concatenate(Op):
         return (self(*pieces),)
 
 
+# Kernel: numba_backend.join._split
 @attrs.frozen(cache_hash=True)
 class Split(Op):
     """`x` cut along `axis` into consecutive pieces whose lengths the second input (an

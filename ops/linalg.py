@@ -22,9 +22,21 @@ from ops.determinants import Det, SLogDet
 from ops.broadcast import broadcast_to
 from ops.creation import arange, eye, zeros
 from ops.dimshuffle import DimShuffle, expand_dims, normalize_axis, squeeze, transpose
-from ops.elemwise import abs as elementwise_abs
-from ops.elemwise import (
-    add, cast, gt, isnan, le, logical_and, logical_not, minimum, mul, neq, pow, reciprocal, sqrt,
+from ops.elementwise_functions import abs as elementwise_abs
+from ops.elementwise_functions import (
+    add,
+    cast,
+    gt,
+    isnan,
+    le,
+    logical_and,
+    logical_not,
+    minimum,
+    mul,
+    neq,
+    pow,
+    reciprocal,
+    sqrt,
     where,
 )
 from ops.factorizations import QR, SVD, Cholesky, Eigh

@@ -27,17 +27,17 @@ from fgraph.op import Vectorized
 from ops.broadcast import broadcast_to
 from ops.convert import constant
 from ops.dimshuffle import DimShuffle, expand_dims
-from ops.elemwise import cast, invert, logical_and, lt, where, zeros_like
+from ops.elementwise_functions import cast, invert, logical_and, lt, where, zeros_like
 from ops.indexing import Slice
 from ops.join import concatenate
 from ops.loop_connection import loop_dependencies, reads_shape_only
-from ops.loop_layout import LoopInputs, LoopOutputs, StepParams, StepResults
+from ops.loop_layout import LoopInputs, LoopOutputs, StepParams
 from ops.reduction import any as any_of
 from ops.reduction import max as max_of
 from ops.reduction import min as min_of
 from ops.reshape import reshape
 from ops.scan_grad import closed_scan
-from ops.scan_op import Scan
+from ops.scan_op import LOOP_RULES, Scan
 from ops.shape_vector import shape_i, static_value
 from ops.subtensor import Subtensor
 
@@ -408,3 +408,6 @@ def _check_not_ragged(variable: Variable, ragged: set[Apply], why: str) -> None:
         "gradient through the loop reads its traces too: take the gradient of the vmap "
         "rather than the vmap of the gradient"
     )
+
+
+LOOP_RULES.vectorize = vectorize_loop

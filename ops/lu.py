@@ -18,11 +18,12 @@ import warnings
 import attrs
 import numpy as np
 
-from fgraph import DTypeError, Op, ShapeError, TensorType, Variable
+from fgraph import DTypeError, ShapeError, TensorType, Variable
 from fgraph.op import Array, NonDifferentiable, Vectorized
 from ops.creation import arange, eye
 from ops.dimshuffle import expand_dims
-from ops.elemwise import add, cast, eq, fit_to
+from ops.elemwise import fit_to
+from ops.elementwise_functions import add, cast, eq
 from ops.matmul import matmul
 from ops.matrix_op import MatrixOp, Shape
 from ops.matrix_parts import mT, triangle
@@ -31,6 +32,7 @@ from ops.solves import SolveTriangular
 Derivatives = tuple[Variable | None, ...]
 
 
+# Kernel: numba_backend.linalg._lu_factor
 @attrs.frozen(cache_hash=True)
 class LUFactor(MatrixOp):
     """(lu, pivots) of an (m, n) matrix, as `scipy.linalg.lu_factor`: lu packs L (unit
@@ -101,6 +103,7 @@ class LUFactor(MatrixOp):
         return (change, None)
 
 
+# Kernel: numba_backend.linalg._pivot_permutation
 @attrs.frozen(cache_hash=True)
 class PivotPermutation(NonDifferentiable):
     """The row indices p (int32) with a = (L U)[p] from LAPACK's 0-based pivots over the

@@ -11,7 +11,7 @@ from fgraph import Constant, TensorType, Variable
 from fgraph.op import Array
 from ops.dimshuffle import DimShuffle
 from ops.elemwise import Elemwise
-from ops.scalar import Cast
+from ops.scalar_ops import Cast
 
 
 def constant_data(variable: Variable) -> Array | None:

@@ -18,10 +18,11 @@ from fgraph.operators import TensorLike
 from ops.convert import as_tensor
 from ops.dimshuffle import DimShuffle, left_pad_rank
 from ops.elemwise import check_static_broadcast, fit_to
-from ops.elemwise import add, mul
-from ops.shape import flatten
+from ops.elementwise_functions import add, mul
+from ops.reshape import flatten
 
 
+# Kernel: numba_backend.matmul._matmul
 @attrs.frozen(cache_hash=True)
 class MatMul(Op):
     """`x @ y` for inputs of equal rank >= 2: (..., m, k) @ (..., k, n) -> (..., m, n)."""

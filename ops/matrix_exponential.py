@@ -14,7 +14,8 @@ import numpy as np
 
 from fgraph import Variable
 from fgraph.op import Array
-from ops.elemwise import fit_to, zeros_like
+from ops.elemwise import fit_to
+from ops.elementwise_functions import zeros_like
 from ops.join import concatenate
 from ops.matrix_op import MatrixOp, Shape, pad_batch, square_length
 from ops.matrix_parts import mT
@@ -22,6 +23,7 @@ from ops.matrix_parts import mT
 Derivatives = tuple[Variable | None, ...]
 
 
+# Kernel: numba_backend.linalg._expm
 @attrs.frozen(cache_hash=True)
 class Expm(MatrixOp):
     """exp(a) = sum a^k / k! of a square matrix, as `scipy.linalg.expm`."""

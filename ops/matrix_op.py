@@ -23,7 +23,8 @@ from fgraph.op import Array, Vectorized
 from fgraph.operators import TensorLike
 from ops.convert import as_tensor
 from ops.dimshuffle import DimShuffle
-from ops.elemwise import cast, check_static_broadcast
+from ops.elemwise import check_static_broadcast
+from ops.elementwise_functions import cast
 
 Shape = tuple[int | None, ...]
 LinAlgError = np.linalg.LinAlgError

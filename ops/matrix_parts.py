@@ -6,7 +6,7 @@ from __future__ import annotations
 from fgraph import Variable
 from ops.creation import arange, eye
 from ops.dimshuffle import expand_dims
-from ops.elemwise import eq, gt, lt, mul, where
+from ops.elementwise_functions import eq, gt, lt, mul, where
 from ops.matmul import swap_last_axes
 from ops.numpy_functions import diagonal, tril, triu
 

@@ -14,7 +14,7 @@ from fgraph import DTypeError, Variable
 from fgraph.dtypes import is_inexact
 from fgraph.operators import TensorLike
 from ops.convert import as_tensor, as_tensors_weak, constant
-from ops.elemwise import add, cast, eq, int_div, isnan, mod, mul, neq, where
+from ops.elementwise_functions import add, cast, eq, int_div, isnan, mod, mul, neq, where
 
 
 def _unary_float_dtype(variable: Variable, name: str) -> str:

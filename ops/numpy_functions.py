@@ -21,7 +21,7 @@ from ops.broadcast import broadcast_to
 from ops.convert import as_tensor, as_tensors_weak, constant
 from ops.creation import arange, zeros
 from ops.dimshuffle import expand_dims, normalize_axis, transpose
-from ops.elemwise import (
+from ops.elementwise_functions import (
     abs,
     add,
     cast,
@@ -39,7 +39,7 @@ from ops.elemwise import (
     sub,
     where,
 )
-from ops.elemwise import exp as _exp
+from ops.elementwise_functions import exp as _exp
 from ops.join import concatenate
 from ops.join import split as split_sizes
 from ops.matmul import matmul

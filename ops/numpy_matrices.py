@@ -17,7 +17,7 @@ from fgraph.operators import TensorLike
 from ops.convert import as_tensor, constant
 from ops.creation import arange
 from ops.dimshuffle import expand_dims, normalize_axis
-from ops.elemwise import cast, ge, int_div, le, minimum, mod, mul, neg, sub
+from ops.elementwise_functions import cast, ge, int_div, le, minimum, mod, mul, neg, sub
 from ops.join import stack
 from ops.numpy_functions import moveaxis
 from ops.reshape import flatten, reshape, specify_shape

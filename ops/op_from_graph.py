@@ -23,7 +23,7 @@ from fgraph import Variable, evaluate
 from fgraph.dtypes import is_inexact
 from fgraph.evaluate import input_names
 from fgraph.op import Array
-from ops.elemwise import zeros_like
+from ops.elementwise_functions import zeros_like
 from ops.grad import backpropagate, propagate_tangents, sum_by_variable
 
 # A pullback gets the inner graph's params, its outputs and one cotangent per output
@@ -71,6 +71,7 @@ def _check_inner_graph(instance: object, attribute: object, graph: Graph) -> Non
         raise ValueError("OpFromGraph: the inner graph has no outputs")
 
 
+# Kernel: numba_backend.op_from_graph._op_from_graph
 @attrs.frozen(cache_hash=True)
 class OpFromGraph(Op):
     """A closed inner graph applied as one op.

@@ -37,7 +37,7 @@ from fgraph.operators import TensorLike
 from ops.broadcast import broadcast_to
 from ops.convert import as_tensor, constant
 from ops.dimshuffle import expand_dims
-from ops.elemwise import add, cast, le, lt, minimum, mul, sub
+from ops.elementwise_functions import add, cast, le, lt, minimum, mul, sub
 from ops.linalg import cholesky
 from ops.matmul import matmul, swap_last_axes
 from ops.random_draw import DISTRIBUTIONS, STATE_TYPE, RandomDraw, check_state, state_to_array

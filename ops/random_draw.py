@@ -28,7 +28,7 @@ from fgraph import DTypeError, Op, ShapeError, TensorType, Variable
 from fgraph.op import Array
 from fgraph.types import Shape as StaticShape
 from ops.convert import as_tensor
-from ops.elemwise import add, mul
+from ops.elementwise_functions import add, mul
 from ops.reduction import sum as reduce_sum
 from ops.shape_vector import as_static_shape, check_runtime_shape, check_shape_input
 
@@ -300,6 +300,7 @@ DISTRIBUTIONS: dict[str, Distribution] = {
 }
 
 
+# Kernel: numba_backend.random_draw._random_draw
 @attrs.frozen(cache_hash=True)
 class RandomDraw(Op):
     """(new state, sample) of `distribution` from (state, size, *parameters)."""

@@ -1,4 +1,4 @@
-"""Reductions and scans: the ops `Sum`, `Prod`, `Max`, `Min`, `All`, `Any` (over a set of
+"""Reductions and scans: the ops `Sum`, `Prod`, `Max`, `Min`, `AllTrue`, `AnyTrue` (over a set of
 axes), `Argmax`, `Argmin` (over one axis or all), `CumSum`, `CumProd` (along one axis),
 and the NumPy-named functions on top of them.
 
@@ -30,9 +30,9 @@ from fgraph.op import Array, NonDifferentiable, Vectorized
 from fgraph.operators import Axis, TensorLike
 from ops.convert import as_tensor, constant
 from ops.dimshuffle import DimShuffle, transpose
-from ops.reshape import reshape
+from ops.reshape import flatten, reshape
 from ops.shape_vector import shape_i
-from ops.elemwise import (
+from ops.elementwise_functions import (
     cast,
     eq,
     exp,
@@ -160,6 +160,7 @@ class Reduction(Op, abc.ABC):
         return (self.reduce(inputs[0], self.axes),)
 
 
+# Kernel: numba_backend.reduction._reduction
 @attrs.frozen(cache_hash=True)
 class Sum(Reduction):
     """Sum over `axes`; dtype as `numpy.sum` (ints widen to int64, bools count)."""
@@ -194,6 +195,7 @@ class Sum(Reduction):
         return (self(tangent),)
 
 
+# Kernel: numba_backend.reduction._reduction
 @attrs.frozen(cache_hash=True)
 class Prod(Reduction):
     """Product over `axes`; dtype as `numpy.prod`.
@@ -304,6 +306,7 @@ def _extremum_weights(x: Variable, extremum: Variable, axes: tuple[int, ...]) ->
     return hits / restore_axes(Sum(axes)(hits), axes, x.ndim)
 
 
+# Kernel: numba_backend.reduction._reduction
 @attrs.frozen(cache_hash=True)
 class Max(Extremum):
     """Maximum over `axes` (NaN propagates, as `numpy.max`)."""
@@ -315,6 +318,7 @@ class Max(Extremum):
         return np.asarray(np.max(x, axis=axes))
 
 
+# Kernel: numba_backend.reduction._reduction
 @attrs.frozen(cache_hash=True)
 class Min(Extremum):
     """Minimum over `axes` (NaN propagates, as `numpy.min`)."""
@@ -328,11 +332,12 @@ class Min(Extremum):
 
 @attrs.frozen(cache_hash=True)
 class Logical(Reduction, NonDifferentiable, abc.ABC):
-    """Base of `All` and `Any`: boolean results, no derivative."""
+    """Base of `AllTrue` and `AnyTrue`: boolean results, no derivative."""
 
 
+# Kernel: numba_backend.reduction._reduction
 @attrs.frozen(cache_hash=True)
-class All(Logical):
+class AllTrue(Logical):
     """Whether all elements over `axes` are nonzero (True over an empty axis)."""
 
     combine = np.logical_and
@@ -342,8 +347,9 @@ class All(Logical):
         return np.asarray(np.all(x, axis=axes))
 
 
+# Kernel: numba_backend.reduction._reduction
 @attrs.frozen(cache_hash=True)
-class Any(Logical):
+class AnyTrue(Logical):
     """Whether any element over `axes` is nonzero (False over an empty axis)."""
 
     combine = np.logical_or
@@ -393,6 +399,7 @@ class ArgExtremum(NonDifferentiable, abc.ABC):
         return (self.reduce(x).astype("int64"),)
 
 
+# Kernel: numba_backend.reduction._arg_extremum
 @attrs.frozen(cache_hash=True)
 class Argmax(ArgExtremum):
     """Index of the largest element along `axis` (the first one on ties), as NumPy."""
@@ -401,6 +408,7 @@ class Argmax(ArgExtremum):
         return np.asarray(np.argmax(x, axis=self.axis))
 
 
+# Kernel: numba_backend.reduction._arg_extremum
 @attrs.frozen(cache_hash=True)
 class Argmin(ArgExtremum):
     """Index of the smallest element along `axis` (the first one on ties), as NumPy."""
@@ -441,6 +449,7 @@ class Cumulative(Op, abc.ABC):
         return (np.ascontiguousarray(np.flip(flipped, self.axis)),)
 
 
+# Kernel: numba_backend.reduction._cumulative
 @attrs.frozen(cache_hash=True)
 class CumSum(Cumulative):
     """Running sum along `axis`; dtype as `numpy.cumsum`. Linear: the pullback is the
@@ -473,6 +482,7 @@ class CumSum(Cumulative):
         return (self(tangent),)
 
 
+# Kernel: numba_backend.reduction._cumulative
 @attrs.frozen(cache_hash=True)
 class CumProd(Cumulative):
     """Running product along `axis`; dtype as `numpy.cumprod`.
@@ -543,12 +553,12 @@ def min(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Variable:
 
 def all(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Variable:
     """Whether all elements over `axis` are nonzero, as `numpy.all` (a bool tensor)."""
-    return _reduce(All, x, axis, keepdims, "all")
+    return _reduce(AllTrue, x, axis, keepdims, "all")
 
 
 def any(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Variable:
     """Whether any element over `axis` is nonzero, as `numpy.any` (a bool tensor)."""
-    return _reduce(Any, x, axis, keepdims, "any")
+    return _reduce(AnyTrue, x, axis, keepdims, "any")
 
 
 def _as_inexact(x: TensorLike) -> Variable:
@@ -637,8 +647,6 @@ def _cumulative(
 ) -> Variable:
     variable = as_tensor(x)
     if axis is None:
-        from ops.shape import flatten  # ops.shape may build on reductions
-
         return op_class(0)(variable if variable.ndim == 1 else flatten(variable))
     if not isinstance(axis, (int, np.integer)):
         raise TypeError(f"{what}: axis must be an int or None, got {axis!r}")

@@ -18,7 +18,7 @@ from fgraph.op import Array, Vectorized
 from fgraph.operators import TensorLike
 from fgraph.types import Shape as StaticShape
 from ops.convert import as_tensor
-from ops.elemwise import mul
+from ops.elementwise_functions import mul
 from ops.shape_vector import (
     ShapeLike,
     as_shape_vector,
@@ -44,6 +44,7 @@ def _static_size(shape: StaticShape) -> int | None:
     return None if None in shape else math.prod(n for n in shape if n is not None)
 
 
+# Kernel: numba_backend.reshape._reshape
 @attrs.frozen(cache_hash=True)
 class Reshape(Op):
     """`x` with the shape given by an int64 vector input (one entry may be -1: the rest of
@@ -149,6 +150,7 @@ def flatten(x: TensorLike, ndim: int = 1) -> Variable:
     return reshape(variable, [*leading, merged])
 
 
+# Kernel: numba_backend.reshape._specify_shape
 @attrs.frozen(cache_hash=True)
 class SpecifyShape(Op):
     """`x` itself, asserted to have the shape given by an int64 vector input (entries -1

@@ -32,7 +32,7 @@ from fgraph.dtypes import is_integer
 from fgraph.operators import TensorLike
 from fgraph.traverse import rebuild
 from ops.convert import as_tensor
-from ops.elemwise import cast, minimum, neq
+from ops.elementwise_functions import cast, minimum, neq
 from ops.loop_layout import LoopInputs
 from ops.scan_op import Scan
 from ops.shape_vector import static_value

@@ -27,15 +27,16 @@ import attrs
 from fgraph import Constant, Graph, Input, Param, TensorType, Variable
 from fgraph.dtypes import is_inexact
 from fgraph.traverse import rebuild
-from ops.elemwise import Elemwise, add, eq, minimum, where, zeros_like
+from ops.elemwise import Elemwise
+from ops.elementwise_functions import add, eq, minimum, where, zeros_like
 from ops.grad import backpropagate, propagate_tangents, sum_by_variable
 from ops.dimshuffle import DimShuffle
 from ops.loop_connection import loop_dependencies
 from ops.loop_layout import LoopInputs
-from ops.scan_op import Scan
+from ops.scan_op import LOOP_RULES, Scan
 from ops.reshape import reshape
 from ops.shape_vector import static_value
-from ops.scalar import Second
+from ops.scalar_ops import Second
 from ops.indexing import Slice
 from ops.subtensor import IncSubtensor, set_subtensor
 
@@ -470,3 +471,7 @@ def _outputs_like(
     slot only for the carries `op` traces, and no value for a while-loop's step count."""
     kept = (trace for trace, keep in zip(traces, op.traced) if keep)
     return (*finals, *kept, *ys, *((None,) if op.while_loop else ()))
+
+
+LOOP_RULES.pullback = scan_pullback
+LOOP_RULES.pushforward = scan_pushforward

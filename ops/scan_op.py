@@ -42,7 +42,7 @@ and in compiled code alike.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import attrs
 import numpy as np
@@ -55,6 +55,28 @@ from fgraph.op import Array, Vectorized
 from ops.loop_layout import LoopInputs, LoopOutputs, StepParams, StepResults, T
 from ops.loop_rows import RowLength, empty_row_lengths
 
+ScanDerivative = Callable[
+    ["Scan", tuple[Variable, ...], tuple[Variable | None, ...]], tuple[Variable | None, ...]
+]
+"""A pullback (or pushforward): the op, its inputs and the outputs' cotangents (tangents
+of the inputs) to the inputs' cotangents (the outputs' tangents)."""
+ScanVectorize = Callable[["Scan", tuple[Variable, ...], tuple[bool, ...], int], Vectorized]
+
+
+@attrs.define
+class LoopRules:
+    """What `Scan` delegates to the modules that build loops themselves, and so import this
+    one: its derivatives (`ops.scan_grad` sets `pullback` and `pushforward`) and its
+    vectorization (`ops.loop_vectorize` sets `vectorize`), each set when its module is
+    imported. The `ops` package imports both."""
+
+    pullback: ScanDerivative | None = None
+    pushforward: ScanDerivative | None = None
+    vectorize: ScanVectorize | None = None
+
+
+LOOP_RULES = LoopRules()
+
 
 def _check_inner_graph(instance: Scan, attribute: object, graph: Graph) -> None:
     for number, variable in enumerate(graph.inputs):
@@ -64,6 +86,7 @@ def _check_inner_graph(instance: Scan, attribute: object, graph: Graph) -> None:
         raise ValueError("Scan: the inner graph must be deduplicated (dedup_nodes=True)")
 
 
+# Kernel: numba_backend.scan_op._scan
 @attrs.frozen(cache_hash=True)
 class Scan(Op):
     """A loop: see the module docstring for the layout of inputs and outputs.
@@ -128,9 +151,8 @@ class Scan(Op):
     ) -> Vectorized | None:
         """The loop with its body vectorized, not a loop over the batch; examples that
         stop at different steps each keep their own final state (`ops.loop_vectorize`)."""
-        from ops.loop_vectorize import vectorize_loop
-
-        return vectorize_loop(self, inputs, batched, batch_ndim)
+        assert LOOP_RULES.vectorize is not None, "ops.loop_vectorize registers it"
+        return LOOP_RULES.vectorize(self, inputs, batched, batch_ndim)
 
     # -- layout ---------------------------------------------------------------------------
     @property
@@ -329,9 +351,8 @@ class Scan(Op):
         outputs: tuple[Variable, ...],
         cotangents: tuple[Variable | None, ...],
     ) -> tuple[Variable | None, ...]:
-        from ops.scan_grad import scan_pullback
-
-        return scan_pullback(self, inputs, cotangents)
+        assert LOOP_RULES.pullback is not None, "ops.scan_grad registers it"
+        return LOOP_RULES.pullback(self, inputs, cotangents)
 
     def pushforward(
         self,
@@ -339,9 +360,8 @@ class Scan(Op):
         outputs: tuple[Variable, ...],
         tangents: tuple[Variable | None, ...],
     ) -> tuple[Variable | None, ...]:
-        from ops.scan_grad import scan_pushforward
-
-        return scan_pushforward(self, inputs, tangents)
+        assert LOOP_RULES.pushforward is not None, "ops.scan_grad registers it"
+        return LOOP_RULES.pushforward(self, inputs, tangents)
 
     def __str__(self) -> str:
         flags = [f"carries={self.n_carries}", f"sequences={self.n_sequences}"]

@@ -17,7 +17,7 @@ from fgraph.dtypes import is_bool, is_inexact
 from fgraph.operators import TensorLike
 from ops.convert import as_tensor
 from ops.creation import arange, ones_like, zeros
-from ops.elemwise import int_div, isnan, logical_and, logical_not, mod, neq
+from ops.elementwise_functions import int_div, isnan, logical_and, logical_not, mod, neq
 from ops.join import concatenate
 from ops.numpy_functions import diff
 from ops.reduction import cumsum

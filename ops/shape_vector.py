@@ -24,7 +24,7 @@ from fgraph.operators import TensorLike
 from fgraph.types import Shape as StaticShape
 from ops.convert import as_tensor, constant
 from ops.dimshuffle import normalize_axis
-from ops.elemwise import cast
+from ops.elementwise_functions import cast
 
 # What a user may pass as a shape: an int, an integer scalar or vector variable, or a
 # sequence of ints and integer scalar variables. Typed as `TensorLike` because that is
@@ -32,6 +32,7 @@ from ops.elemwise import cast
 ShapeLike: TypeAlias = TensorLike
 
 
+# Kernel: numba_backend.shape_vector._shape
 @attrs.frozen(cache_hash=True)
 class Shape(NonDifferentiable):
     """The shape of `x` as an int64 vector whose static length is `x`'s rank."""
@@ -51,6 +52,7 @@ class Shape(NonDifferentiable):
         return (np.asarray(inputs[0].shape, dtype="int64"),)
 
 
+# Kernel: numba_backend.shape_vector._shape_i
 @attrs.frozen(cache_hash=True)
 class ShapeI(NonDifferentiable):
     """The length of `x` along `axis`, an int64 scalar (PyTensor's `Shape_i`)."""
@@ -75,6 +77,7 @@ class ShapeI(NonDifferentiable):
         return (np.asarray(inputs[0].shape[self.axis], dtype="int64"),)
 
 
+# Kernel: numba_backend.shape_vector._make_vector
 @attrs.frozen(cache_hash=True)
 class MakeVector(NonDifferentiable):
     """int64 scalars -> the int64 vector holding them: how symbolic shapes are assembled

@@ -13,7 +13,8 @@ import numpy as np
 
 from fgraph import Variable
 from fgraph.op import Array
-from ops.elemwise import add, fit_to, neg
+from ops.elemwise import fit_to
+from ops.elementwise_functions import add, neg
 from ops.matmul import matmul
 from ops.matrix_op import LinAlgError, MatrixOp, Shape, same_length, square_length
 from ops.matrix_parts import mT, triangle
@@ -36,6 +37,7 @@ def _sum_terms(terms: list[Variable]) -> Variable | None:
     return total
 
 
+# Kernel: numba_backend.linalg._solve_triangular
 @attrs.frozen(cache_hash=True)
 class SolveTriangular(MatrixOp):
     """x with op(a) x = b for a triangular `a` (only its `lower` or upper triangle is
@@ -94,6 +96,7 @@ class SolveTriangular(MatrixOp):
         return (None if right is None else self(a, right),)
 
 
+# Kernel: numba_backend.linalg._solve
 @attrs.frozen(cache_hash=True)
 class Solve(MatrixOp):
     """x with a x = b for a general square `a` (LU with partial pivoting). `symmetric`
@@ -138,6 +141,7 @@ class Solve(MatrixOp):
         return (None if right is None else self(a, right),)
 
 
+# Kernel: numba_backend.linalg._cho_solve
 @attrs.frozen(cache_hash=True)
 class CholeskySolve(MatrixOp):
     """x with (c c^T) x = b for a lower Cholesky factor c (c^T c with `lower=False`), as
@@ -197,6 +201,7 @@ class CholeskySolve(MatrixOp):
         return (None if right is None else self(c, right),)
 
 
+# Kernel: numba_backend.linalg._inv
 @attrs.frozen(cache_hash=True)
 class Inv(MatrixOp):
     """The inverse of a square matrix."""

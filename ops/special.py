@@ -3,7 +3,8 @@
 
 The reference implementations are SciPy's; the compiled ones are numba functions
 written for fgraph (`numba_backend/special_functions.py`, accuracy bounds stated and
-tested there). Functions that are short formulas over existing ops (`xlogy`,
+tested there), called by the expressions in `numba_backend/special.py`, which the
+`Elemwise` kernel inlines. Functions that are short formulas over existing ops (`xlogy`,
 `xlog1py`, `logit`, `log_sigmoid`, `softsign`, and `expit`, which is `sigmoid`) are
 written as those formulas, so they need no kernel of their own and differentiate
 through their parts.
@@ -29,11 +30,11 @@ import numpy as np
 from fgraph import Variable
 from fgraph.op import Array
 from fgraph.operators import Axis, TensorLike
-from ops import elemwise as ew
+import ops.elementwise_functions as ew
 from ops.convert import as_tensor
-from ops.scalar import Partials, ScalarOp
-from ops.elemwise import erf, erfc
-from ops.elemwise import sigmoid as expit  # one op for the logistic function
+from ops.scalar_ops import Partials, ScalarOp
+from ops.elementwise_functions import erf, erfc
+from ops.elementwise_functions import sigmoid as expit  # one op for the logistic function
 from ops.reduction import Max, Sum, keep_dims, normalize_axes, restore_axes
 from ops.reduction import log_softmax as _log_softmax
 from ops.reduction import logsumexp as _logsumexp

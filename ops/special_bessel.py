@@ -5,7 +5,8 @@ the order v is not implemented (it needs the derivative of the series in the ord
 differentiating along v raises, naming it (`ops.undefined_gradient`).
 
 References are `scipy.special`'s; the compiled forms are
-`numba_backend.bessel_functions`. `ops.special` exports them with the rest."""
+`numba_backend.bessel_functions`, called by the expressions in `numba_backend.special`
+(the `Elemwise` kernel inlines them). `ops.special` exports them with the rest."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ import numpy as np
 from fgraph import Variable
 from fgraph.op import Array
 from fgraph.operators import TensorLike
-from ops import elemwise as ew
-from ops.scalar import Partials, ScalarOp
+import ops.elementwise_functions as ew
+from ops.scalar_ops import Partials, ScalarOp
 from ops.undefined_gradient import undefined_gradient
 
 

@@ -25,10 +25,11 @@ import attrs
 from fgraph import Apply, TensorType, Variable
 from fgraph.dtypes import is_float
 from ops.dimshuffle import DimShuffle
-from ops.elemwise import Elemwise, cast
+from ops.elemwise import Elemwise
+from ops.elementwise_functions import cast
 from ops.matching import fit_to_type, is_constant_value
 from ops.reduction import Max, Sum, logsumexp
-from ops.scalar import (
+from ops.scalar_ops import (
     Add,
     Exp,
     Expm1,

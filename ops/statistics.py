@@ -19,7 +19,7 @@ from fgraph.dtypes import is_complex, is_inexact
 from fgraph.operators import Axis, TensorLike
 from ops.convert import as_tensor
 from ops.dimshuffle import DimShuffle, expand_dims, transpose
-from ops.elemwise import cast, clip, eq, floor, ge, isnan, maximum, minimum, mod, sqrt, where
+from ops.elementwise_functions import cast, clip, eq, floor, ge, isnan, maximum, mod, sqrt, where
 from ops.join import concatenate
 from ops.matmul import matmul
 from ops.numpy_functions import diagonal

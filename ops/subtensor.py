@@ -20,7 +20,8 @@ from fgraph.operators import TensorLike
 from ops.advanced_subtensor import AdvancedIncSubtensor, AdvancedSubtensor
 from ops.convert import as_tensor, as_tensors_weak
 from ops.dimshuffle import normalize_axis
-from ops.elemwise import as_destroy_map, cast, clip, mod
+from ops.elemwise import as_destroy_map
+from ops.elementwise_functions import cast, clip, mod
 from ops.index_parsing import parse_index
 from ops.indexing import (
     IndexRead,
@@ -65,6 +66,7 @@ def basic_indexed_shape(
     return tuple(shape) + x.shape[axis:]
 
 
+# Kernel: numba_backend.subtensor._subtensor
 @attrs.frozen(cache_hash=True)
 class Subtensor(IndexRead):
     """`x[idx]` for ints, slices and new axes (a view of `x`)."""
@@ -94,6 +96,7 @@ class Subtensor(IndexRead):
         return IncSubtensor(self.idx_list, set_instead_of_inc=False)
 
 
+# Kernel: numba_backend.subtensor._inc_subtensor
 @attrs.frozen(cache_hash=True)
 class IncSubtensor(IndexUpdate):
     """`x` with the basic-indexed region `x[idx]` set to or incremented by `y`, which

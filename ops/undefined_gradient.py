@@ -13,6 +13,7 @@ from fgraph import Op, TensorType, Variable
 from fgraph.op import Array
 
 
+# Kernel: numba_backend.undefined_gradient._undefined_gradient
 @attrs.frozen
 class UndefinedGradient(Op):
     """A placeholder of its input's type; `message` says which derivative is missing."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import cast
 
-from fgraph import DTypeError, Graph, Param, ShapeError, TensorType, Variable, toposort
+from fgraph import DTypeError, Graph, Input, Param, ShapeError, TensorType, Variable, toposort
 from fgraph.node import Apply
 from fgraph.op import Vectorized
 from ops.broadcast import broadcast_to
@@ -224,8 +224,6 @@ def vmap(
 
 def _example_input(batched: Variable) -> Variable:
     """A fresh input of the type of one element of `batched` (its first axis dropped)."""
-    from fgraph import Input, TensorType
-
     return Input(TensorType(batched.dtype, batched.type.shape[1:]), "vmap example")
 
 

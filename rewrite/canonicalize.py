@@ -20,9 +20,10 @@ from fgraph.dtypes import can_cast_safely
 from ops.broadcast import BroadcastTo
 from ops.creation import Alloc
 from ops.dimshuffle import DimShuffle
-from ops.elemwise import Elemwise, ones_like
+from ops.elemwise import Elemwise
+from ops.elementwise_functions import ones_like
 from ops.reshape import Reshape
-from ops.scalar import Add, Cast, Mul, Neg, Pow, Second, Sub, TrueDiv
+from ops.scalar_ops import Add, Cast, Mul, Neg, Pow, Second, Sub, TrueDiv
 from ops.shape_vector import Shape, ShapeI
 from rewrite.patterns import fit_to_type, is_constant_value, replacement
 from rewrite.rule import RuleSet, rule

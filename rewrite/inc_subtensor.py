@@ -22,9 +22,10 @@ from fgraph import Apply, Variable
 from ops.broadcast import BroadcastTo
 from ops.creation import Alloc
 from ops.dimshuffle import DimShuffle
-from ops.elemwise import Elemwise, add
+from ops.elemwise import Elemwise
+from ops.elementwise_functions import add
 from ops.indexing import Entry
-from ops.scalar import Second
+from ops.scalar_ops import Second
 from ops.subtensor import IncSubtensor, basic_indexed_shape
 from rewrite.index_items import FULL, Item, SliceItem, indexed_axes, pack, unpack
 from rewrite.patterns import is_constant_value, replacement

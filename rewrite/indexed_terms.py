@@ -46,10 +46,11 @@ from fgraph.dtypes import is_inexact
 from ops.advanced_subtensor import AdvancedIncSubtensor, AdvancedSubtensor
 from ops.convert import constant
 from ops.dimshuffle import left_pad_rank
-from ops.elemwise import Elemwise, add
+from ops.elemwise import Elemwise
+from ops.elementwise_functions import add
 from ops.indexing import SYMBOLIC
 from ops.reduction import Sum
-from ops.scalar import Add
+from ops.scalar_ops import Add
 from ops.subtensor import IncSubtensor, Subtensor
 from rewrite.context import RewriteContext
 from rewrite.engine import rewrite_graph

@@ -19,8 +19,7 @@ from __future__ import annotations
 from fgraph import Apply, Graph, Op, Variable
 from fgraph.aliasing import Aliasing
 from ops.creation import Alloc, AllocEmpty
-from ops.elemwise import Elemwise
-from ops.fused import Fused
+from ops.elemwise import ElementwiseOp
 
 DestroyMap = tuple[tuple[int, int], ...]
 
@@ -119,7 +118,7 @@ def _decide(graph: Graph) -> Graph:
             # Elementwise loops read every input element before writing it, so the very same
             # variable may appear twice; a different view of the buffer may not (nor, for
             # an indexed update, the same variable as the written value).
-            elementwise = isinstance(node.op, (Elemwise, Fused))
+            elementwise = isinstance(node.op, ElementwiseOp)
             aliased_elsewhere = any(
                 memory.buffer(other) == buffer and not (elementwise and other == target)
                 for k, other in enumerate(node.inputs)

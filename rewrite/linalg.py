@@ -27,14 +27,15 @@ from fgraph import Apply, Variable
 from ops.creation import Eye
 from ops.determinants import Det, SLogDet
 from ops.dimshuffle import DimShuffle
-from ops.elemwise import Elemwise, abs, add, log, sign
+from ops.elemwise import Elemwise
+from ops.elementwise_functions import abs, add, log, sign
 from ops.factorizations import QR, Cholesky
 from ops.matmul import MatMul
 from ops.matrix_op import pad_batch
 from ops.matrix_parts import matrix_diagonal, mT
 from ops.reduction import prod
 from ops.reduction import sum as reduce_sum
-from ops.scalar import Log, Mul
+from ops.scalar_ops import Log, Mul
 from ops.shape_vector import MakeVector
 from ops.solves import CholeskySolve, Inv, Solve
 from rewrite.context import RewriteContext

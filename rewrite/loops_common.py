@@ -27,7 +27,7 @@ from ops.matmul import MatMul
 from ops.indexing import Slice
 from ops.reduction import Reduction
 from ops.reshape import SpecifyShape, specify_shape
-from ops.scalar import Maximum, Minimum
+from ops.scalar_ops import Maximum, Minimum
 from ops.scan_op import Scan
 from ops.shape_vector import MakeVector, Shape, ShapeI, shape_i, static_value
 from ops.subtensor import Subtensor

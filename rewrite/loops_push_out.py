@@ -38,7 +38,7 @@ from ops.loop_layout import LoopInputs, StepParams
 from ops.loop_vectorize import steps_vary
 from ops.matmul import MatMul, matmul
 from ops.reduction import sum as reduce_sum
-from ops.scalar import Add
+from ops.scalar_ops import Add
 from ops.scan_op import Scan
 from ops.shape_vector import shape_i
 from rewrite.loops_common import (

@@ -31,7 +31,7 @@ from ops.dimshuffle import DimShuffle
 from ops.elemwise import Elemwise
 from ops.reduction import Max, Min, Prod, Reduction, Sum
 from ops.reshape import Reshape
-from ops.scalar import Second
+from ops.scalar_ops import Second
 from ops.indexing import NewAxis
 from ops.shape_vector import MakeVector, Shape, ShapeI, shape_i, static_value
 from ops.subtensor import Subtensor

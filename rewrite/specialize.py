@@ -20,7 +20,7 @@ import numpy as np
 from fgraph import Apply, Constant, Variable
 from fgraph.dtypes import is_float, is_inexact
 from ops.elemwise import Elemwise
-from ops.scalar import Mul, Pow, Reciprocal, Sqrt, Square, TrueDiv
+from ops.scalar_ops import Mul, Pow, Reciprocal, Sqrt, Square, TrueDiv
 from rewrite.patterns import constant_data, fit_to_type, is_constant_value, replacement
 from rewrite.rule import RuleSet, rule
 

@@ -21,7 +21,7 @@ from fgraph import Apply, Variable
 from fgraph.dtypes import is_float
 from ops import stable
 from ops.elemwise import Elemwise
-from ops.scalar import Add, Exp, Expm1, Log, Log1p, Sub
+from ops.scalar_ops import Add, Exp, Expm1, Log, Log1p, Sub
 from ops.stable import StableForm
 from rewrite.patterns import fit_to_type, is_constant_value, replacement
 from rewrite.rule import RuleSet, rule

@@ -20,7 +20,8 @@ from collections.abc import Sequence
 
 from fgraph import Apply, Variable
 from ops.broadcast import broadcast_to
-from ops.elemwise import Elemwise, add
+from ops.elemwise import Elemwise
+from ops.elementwise_functions import add
 from ops.indexing import NEW_AXIS, NewAxis
 from ops.shape_vector import shape
 from ops.subtensor import IncSubtensor, Subtensor

@@ -24,10 +24,10 @@ import pytest
 import ops as pt
 from fgraph import DTypeError, Graph, Param, TensorType, Variable, check_graph, evaluate
 from numba_backend import function
-from numba_backend.scalar import scalar_expression
+from numba_backend.scalar_ops import scalar_expression
 from ops.elemwise import Elemwise
 from ops.fused import Fused
-from ops.scalar import Complex, Imag, Real, ScalarOp
+from ops.scalar_ops import Complex, Imag, Real, ScalarOp
 from tests.numba_backend.batch_parity import Batch, assert_same
 from tests.ops.elemwise_cases import CASES
 
@@ -253,8 +253,8 @@ def test_run_time_broadcast_of_a_full_axis_is_refused() -> None:
 
 
 def scalar_op_classes() -> list[type[ScalarOp]]:
-    """The concrete scalar ops (frozen attrs classes) defined in `ops.scalar`."""
-    module = importlib.import_module("ops.scalar")
+    """The concrete scalar ops (frozen attrs classes) defined in `ops.scalar_ops`."""
+    module = importlib.import_module("ops.scalar_ops")
     classes: list[type[ScalarOp]] = []
     for value in vars(module).values():
         if isinstance(value, type) and attrs.has(value) and issubclass(value, ScalarOp):

@@ -23,7 +23,7 @@ from numba_backend import function
 from numba_backend.codegen import generate
 from numba_backend.kernels import LARGE_GRAPH
 from numba_backend.registry import Allocation
-from numba_backend.scan import lowered_body
+from numba_backend.scan_op import lowered_body
 from numba_backend.source import RUNTIME_NAMES, imports
 from ops.scan_op import Scan
 from rewrite import optimize

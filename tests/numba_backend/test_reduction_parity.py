@@ -15,8 +15,8 @@ import ops as pt
 from fgraph import Graph, Op, check_graph, evaluate
 from numba_backend import function, numba_kernel
 from ops.reduction import (
-    All,
-    Any as AnyOf,
+    AllTrue,
+    AnyTrue,
     Argmax,
     Argmin,
     CumProd,
@@ -29,13 +29,13 @@ from ops.reduction import (
 from tests.numba_backend.batch_parity import Batch, assert_same
 
 Array = np.ndarray[Any, np.dtype[Any]]
-REDUCTIONS: tuple[type[Sum | Prod | Max | Min | All | AnyOf], ...] = (
+REDUCTIONS: tuple[type[Sum | Prod | Max | Min | AllTrue | AnyTrue], ...] = (
     Sum,
     Prod,
     Max,
     Min,
-    All,
-    AnyOf,
+    AllTrue,
+    AnyTrue,
 )
 RANK3_AXES: tuple[tuple[int, ...], ...] = ((), (0,), (1, 2), (0, 2), (0, 1, 2))
 
@@ -116,7 +116,7 @@ def test_empty_axes_with_identity() -> None:
     arrays; reducing only the non-empty axis gives an empty result."""
     batch = Batch()
     x = batch.input(np.zeros((0, 3)), static=(None, None))
-    for op_class in (Sum, Prod, All, AnyOf):
+    for op_class in (Sum, Prod, AllTrue, AnyTrue):
         for axes in ((0,), (1,), (0, 1)):
             batch.case(f"{op_class.__name__}{axes}", op_class(axes)(x))
     batch.case("Max(1)", Max((1,))(x))
@@ -166,7 +166,7 @@ def test_every_reduction_op_has_a_kernel() -> None:
         and not getattr(value, "__abstractmethods__", None)
     ]
     assert {cls.__name__ for cls in concrete} == {
-        "Sum", "Prod", "Max", "Min", "All", "Any", "Argmax", "Argmin", "CumSum", "CumProd"
+        "Sum", "Prod", "Max", "Min", "AllTrue", "AnyTrue", "Argmax", "Argmin", "CumSum", "CumProd"
     }
     fallback = numba_kernel.registry[object]
     missing = [cls.__name__ for cls in concrete if numba_kernel.dispatch(cls) is fallback]

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import ops as pt
 from fgraph import Input, TensorType, Variable, evaluate
 from numba_backend import function
-from numba_backend.scan import is_scalar_body, lowered_body
+from numba_backend.scan_op import is_scalar_body, lowered_body
 from ops.scan_op import Scan
 from tests.loop_steps import PLANS, planned_step
 

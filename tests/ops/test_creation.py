@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import ops as pt
-import ops.elemwise
+import ops.elementwise_functions
 from fgraph import DTypeError, Graph, ShapeError, Variable, check_graph, evaluate
 from ops.creation import ARange, Alloc, AllocEmpty, Eye
 from tests.ops.checks import check_pullback, check_pushforward
@@ -194,8 +194,8 @@ def test_like_forms_of_static_types_need_no_input() -> None:
 
 def test_elemwise_like_helpers_are_kept() -> None:
     x = pt.vector("x", dtype="float32")
-    assert ops.elemwise.zeros_like(x).type == x.type
-    assert ops.elemwise.ones_like(x).type == x.type
+    assert ops.elementwise_functions.zeros_like(x).type == x.type
+    assert ops.elementwise_functions.ones_like(x).type == x.type
 
 
 # --- arange -----------------------------------------------------------------------------

@@ -16,7 +16,7 @@ import ops as pt
 from fgraph import Graph, Input, ShapeError, TensorType, check_graph, evaluate
 from numba_backend import function
 from ops.elemwise import Elemwise
-from ops.scalar import Mul
+from ops.scalar_ops import Mul
 from rewrite import optimize
 from tests.ops.checks import check_pullback, run
 

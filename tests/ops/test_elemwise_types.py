@@ -11,7 +11,7 @@ import pytest
 import ops as pt
 from fgraph import DTypeError, ShapeError, TensorType, Variable, evaluate
 from ops.elemwise import Elemwise
-from ops.scalar import Add, Cast, Exp, Round
+from ops.scalar_ops import Add, Cast, Exp, Round
 
 
 @pytest.mark.parametrize(

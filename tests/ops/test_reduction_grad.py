@@ -11,7 +11,7 @@ import pytest
 
 import ops as pt
 from fgraph import Graph, Op, Variable, check_graph, evaluate
-from ops.reduction import All, Any, Argmax, Argmin, CumProd, CumSum, Max, Min, Prod, Sum
+from ops.reduction import AllTrue, AnyTrue, Argmax, Argmin, CumProd, CumSum, Max, Min, Prod, Sum
 from tests.ops.checks import check_pullback, check_pushforward
 
 Build = Callable[[Variable], Variable]
@@ -141,7 +141,7 @@ def test_integer_inputs_get_no_derivative(op: Op) -> None:
     assert op.pushforward((x,), (y,), (pt.cast(x, "float64"),)) == (None,)
 
 
-@pytest.mark.parametrize("op", [All((0,)), Any((0,)), Argmax(0), Argmin(None)])
+@pytest.mark.parametrize("op", [AllTrue((0,)), AnyTrue((0,)), Argmax(0), Argmin(None)])
 def test_logical_and_index_reductions_are_not_differentiable(op: Op) -> None:
     x = pt.vector("x")
     y = op(x)

@@ -10,7 +10,7 @@ import pytest
 
 import ops as pt
 from fgraph import Graph, ShapeError, Variable, check_graph, evaluate
-from ops.shape import Concatenate, Split, split
+from ops.join import Concatenate, Split, split
 from tests.ops.checks import check_pullback, check_pushforward, run
 from tests.ops.shape_checks import evaluate_checked, run_static
 

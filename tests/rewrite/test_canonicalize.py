@@ -8,7 +8,7 @@ import numpy as np
 import ops as pt
 from fgraph import Constant, Graph, evaluate
 from ops.elemwise import Elemwise
-from ops.scalar import Cast
+from ops.scalar_ops import Cast
 from ops.shape_vector import ShapeI
 from rewrite import optimize
 from rewrite.canonicalize import CANONICALIZE

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 import ops as pt
 from fgraph import Apply, Graph, Variable, check_graph, dprint, evaluate
 from ops.elemwise import Elemwise
-from ops.scalar import Exp
+from ops.scalar_ops import Exp
 from rewrite import (
     PIPELINES,
     Pipeline,

@@ -6,9 +6,6 @@ Numba's own scalar typing differs from NumPy's (it widens small integers, and it
 `np.maximum(int64, float32)` is float32), so ops that compute in their operands' common
 dtype first cast every operand to the output dtype, which for them is that common
 dtype: the element computation then runs in exactly the dtype NumPy's loop uses.
-
-Import op classes with `from ops.<module> import ...`: `ops.scalar` and `ops.shape` are
-also names of user functions in the `ops` namespace, which shadow the submodules.
 """
 
 from __future__ import annotations
@@ -21,7 +18,7 @@ from collections.abc import Iterator
 
 from fgraph.dtypes import is_complex, is_integer, promote
 from numba_backend.registry import MissingKernelError, dtype_expression
-from ops.scalar import (
+from ops.scalar_ops import (
     EQ,
     GE,
     GT,

@@ -7,6 +7,12 @@ with respect to each input as graph expressions, or None where it is zero or und
 Reverse and forward mode both derive from `partials` (see `Elemwise`), so each
 derivative is written once. Partials keep the dtype of their operands (Python numbers
 in them are weak), so a float32 graph differentiates to a float32 graph.
+
+Partials are built with the user-level functions (`ops.elementwise_functions`, imported
+whole as `ew`), which apply these ops: the elementwise family's one import cycle.
+
+Kernel: the `Elemwise` kernel (`numba_backend/elemwise.py`) inlines each scalar op's
+numba expression, registered in `numba_backend/scalar_ops.py` (`scalar_expression`).
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from typing import Any, ClassVar
 import attrs
 import numpy as np
 
-import ops.elemwise as ew
+import ops.elementwise_functions as ew
 from fgraph import Constant, DTypeError, Variable, as_dtype
 from fgraph.dtypes import is_complex, is_inexact
 from fgraph.op import Array

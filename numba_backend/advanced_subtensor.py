@@ -17,10 +17,10 @@ import attrs
 
 from fgraph import TensorType, broadcast_shapes
 from fgraph.dtypes import is_bool
-from numba_backend.indexing import update_broadcast_check
+from numba_backend.subtensor import update_broadcast_check
 from numba_backend.loops import fresh_copy
 from numba_backend.registry import Allocation, ModuleBuilder, NodeInfo, numba_kernel
-from numba_backend.shape import tuple_expression
+from numba_backend.shape_vector import tuple_expression
 from ops.advanced_subtensor import AdvancedIncSubtensor, AdvancedSubtensor
 from ops.indexing import Entry, NewAxis, Slice, Symbolic
 

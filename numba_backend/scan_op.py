@@ -36,9 +36,8 @@ from numba_backend.registry import (
     Allocation, ModuleBuilder, NodeInfo, dtype_expression, message_text, numba_kernel,
     scalar_kernel,
 )
-from numba_backend.scalar import sequential_code
-from ops.elemwise import Elemwise
-from ops.fused import Fused
+from numba_backend.scalar_ops import sequential_code
+from ops.elemwise import ElementwiseOp
 from ops.loop_rows import RowLength, empty_row_lengths
 from ops.scan_op import Scan
 from rewrite.fusion import fuse_elemwise
@@ -52,7 +51,7 @@ def lowered_body(inner_graph: Graph) -> Graph:
 
 def is_scalar_body(body: Graph) -> bool:
     """Every value 0-d and every node elementwise: the body is plain scalar code."""
-    if not all(isinstance(node.op, (Elemwise, Fused)) for node in body.nodes):
+    if not all(isinstance(node.op, ElementwiseOp) for node in body.nodes):
         return False
     values = [*body.inputs, *(o for node in body.nodes for o in node.outputs), *body.outputs]
     return all(value.ndim == 0 for value in values)
@@ -364,7 +363,7 @@ def _scalar_block(
     lines: list[str] = []
     for number, node in enumerate(body.nodes):
         op = node.op
-        if not isinstance(op, (Elemwise, Fused)):
+        if not isinstance(op, ElementwiseOp):
             raise TypeError(f"not a scalar body node: {op}")
         node_prefix = f"{prefix}n{number}_"
         info = NodeInfo(
