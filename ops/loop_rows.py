@@ -12,16 +12,19 @@ unoptimized one does not.
 by type inference alone (nothing runs): each unknown axis of each body param gets a
 distinct probe length no index or constant spells out, the body's types are inferred
 node by node, and a row length that comes out as a probe is that param axis, traced
-back to its outer input. Anything else (a length computed from values, a sliced or
-joined length) stays unknown and is 0 after zero steps, as before.
+back to its outer input. Where a probe does not fit a node (an unknown length
+contracted with a static 1: the program runs only if they are equal), that axis alone
+is unknown again there. Anything else (a length computed from values, a sliced or
+joined length) stays unknown and is 0 after zero steps.
 """
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from fgraph import TensorType, Variable, toposort
+from fgraph import Apply, TensorType, Variable, toposort
 
 if TYPE_CHECKING:
     from ops.scan_op import Scan
@@ -52,16 +55,35 @@ def empty_row_lengths(op: Scan) -> tuple[tuple[RowLength, ...], ...]:
         typed[param] = TensorType(param.type.dtype, tuple(shape))
     for node in toposort(op.results.ys):
         given = tuple(typed.get(v, v.type) for v in node.inputs)
-        try:
-            inferred = node.op.infer(*given)
-        except (ValueError, TypeError, IndexError):
-            inferred = tuple(v.type for v in node.outputs)  # probes that do not fit here
-        typed.update(zip(node.outputs, inferred))
+        typed.update(zip(node.outputs, _inferred(node, given, outer_axis)))
     return tuple(
         tuple(_traced(length, row_length, outer_axis)
               for length, row_length in zip(y.type.shape, typed.get(y, y.type).shape))
         for y in op.results.ys
     )
+
+
+def _inferred(node: Apply, given: tuple[TensorType, ...], probes: Mapping[int, object]) -> tuple[TensorType, ...]:
+    """The node's output types for inputs of the `given` (probed) types. Where a probe
+    does not fit (an unknown length contracted with a static 1, two unknown lengths
+    that must be equal), that one axis is taken as unknown again, as the body's own
+    types have it, so the other probes still pass through; if no single axis does it,
+    the body's own output types."""
+    candidates = [given] + [
+        tuple(_forget(t, axis) if k == number else t for k, t in enumerate(given))
+        for number, type_ in enumerate(given)
+        for axis, length in enumerate(type_.shape) if length in probes
+    ]
+    for types in candidates:
+        try:
+            return node.op.infer(*types)
+        except (ValueError, TypeError, IndexError):
+            continue
+    return tuple(v.type for v in node.outputs)
+
+
+def _forget(type_: TensorType, axis: int) -> TensorType:
+    return TensorType(type_.dtype, tuple(None if a == axis else n for a, n in enumerate(type_.shape)))
 
 
 def _traced(declared: int | None, inferred: int | None, outer_axis: dict[int, tuple[int, int]]) -> RowLength:

@@ -363,3 +363,41 @@ def test_grad_through_a_fold_over_a_static_empty_sequence() -> None:
         evaluate([gradient], {s: np.zeros((0, 3)), c: np.array(0.0)})
     with pytest.raises(IndexError):
         optimized([s, c], [gradient], np.zeros((0, 3)), 0.0)
+
+
+
+def test_hessian_of_a_zero_step_loop_contracting_an_unknown_length_with_a_static_one() -> None:
+    """Found by the long fuzz profile: `row @ y` with a row of unknown lengths and a
+    carry of static length 1 does not type with a probe length on the contracted axis;
+    the row's other (unknown) length must still be traced, or the optimized Hessian
+    meets rows of length 0 beside rows of length 1 and raises where evaluate gives
+    values."""
+    s0, s1 = pt.tensor("s0", shape=(None, None, None)), pt.tensor("s1", shape=(5,))
+    c0, c2 = pt.tensor("c0", shape=(1,)), pt.tensor("c2", shape=(1, None))
+    w0, w2 = pt.tensor("w0", shape=(1, None)), pt.tensor("w2", shape=(None,))
+
+    def step(s0_tm1: Variable, s0_tp3: Variable, s1_t0: Variable, y0: Variable,
+             ns0: Variable) -> Variable:
+        return pt.tanh((ns0[0] * ns0[0] * 0.5) * (s1_t0 * (s0_tm1 @ y0)))
+
+    ys0 = pt.scan(step, sequences=[{"input": s0, "taps": [-1, 3]}, s1], outputs_info=[c0],
+                  non_sequences=[w0], n_steps=pt.constant(0) * 1)
+    us0 = pt.reduce(lambda y, c, w: c + pt.expand_dims(w, 0), sequences=[ys0],
+                    outputs_info=[c2], non_sequences=[w2], go_backwards=True)
+    cost = pt.sin(ys0).sum() + pt.sin(ys0[:2]).sum() + pt.sin(us0).sum()
+    wrt = [s0, c0, w0, c2, w2]
+    directions = [pt.tensor(f"d{k}", shape=v.type.shape) for k, v in enumerate(wrt)]
+    gradients = pt.grad(cost, wrt, disconnected_inputs="ignore")
+    hvp = pt.grad(sum((g * d).sum() for g, d in zip(gradients, directions)), wrt,
+                  disconnected_inputs="ignore")
+    rng = np.random.default_rng(0)
+    values = [rng.normal(size=(8, 1, 1)), np.array([-0.25]), np.array([[0.25]]),
+              np.array([[1.5]]), np.array([-2.0])]
+    values += [rng.normal(size=np.shape(v)) for v in values]
+    inputs = [*wrt, s1, *directions]
+    values.insert(5, np.linspace(-1.0, 1.0, 5))
+    want = evaluate(hvp, dict(zip(inputs, values)))
+    for got, expected in zip(optimized(inputs, hvp, *values), want):
+        np.testing.assert_allclose(got, expected)
+    for got, expected in zip(compiled(inputs, hvp, *values), want):
+        np.testing.assert_allclose(got, expected)
