@@ -49,6 +49,7 @@ from rewrite.loops_common import (
     param_reads,
     replaced_outputs,
     rows_for_steps,
+    loop_checks_hold,
     sequences_cover,
 )
 from rewrite.patterns import fit_to_type
@@ -307,8 +308,8 @@ def accumulate_outside(node: Apply) -> Sequence[Variable] | None:
     the traces' row shapes are known (an empty trace's unknown lengths are 0, which would
     not add to the initial value)."""
     op = loop_op(node)
-    if op.while_loop:
-        return None
+    if op.while_loop or not loop_checks_hold(node.inputs, op):
+        return None  # the loop may vanish with its carries, and its checks with it
     given = op.split_inputs(node.inputs)
     params = op.params
     sequence_of = dict(zip(params.rows, given.sequences))

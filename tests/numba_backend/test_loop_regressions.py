@@ -403,3 +403,22 @@ def test_hessian_of_a_zero_step_loop_contracting_an_unknown_length_with_a_static
         np.testing.assert_allclose(got, expected)
     for got, expected in zip(compiled(inputs, hvp, *values), want):
         np.testing.assert_allclose(got, expected)
+
+
+def test_accumulating_outside_keeps_the_check_of_an_unread_sequence() -> None:
+    """Found by the compiled long fuzz profile: a carry summing outer products of one
+    sequence's rows became a product after the loop, and the loop, read no more,
+    vanished with its check that the other (unread) sequence has n_steps rows: a value
+    where the loop raises."""
+    s0, s1 = pt.vector("s0"), pt.tensor("s1", shape=(3, 1))
+    ys = pt.scan(lambda a, b, y: y + pt.outer(b, b), sequences=[s0, s1],
+                 outputs_info=[np.zeros((1, 1))], n_steps=s1.shape[0], go_backwards=True)
+    values = (np.zeros(1), np.ones((3, 1)))
+    with pytest.raises(ValueError, match="fewer than n_steps"):
+        evaluate([ys[-1]], dict(zip([s0, s1], values)))
+    with pytest.raises(ValueError, match="fewer than n_steps"):
+        optimized([s0, s1], [ys[-1]], *values)
+    with pytest.raises(ValueError):
+        compiled([s0, s1], [ys[-1]], *values)
+    longer = (np.zeros(3), np.ones((3, 1)))
+    np.testing.assert_allclose(compiled([s0, s1], [ys[-1]], *longer)[0], [[3.0]])
