@@ -46,6 +46,23 @@ def _temme_gammas(mu: float) -> tuple[float, float]:
 
 
 @library_function
+def _temme_start(
+    xmu: float, x: float
+) -> tuple[float, float, float, float, float, float, float, float, float, float]:
+    """The quantities Temme's series for J, Y (`_jy`) and K (`_k_scaled`) both start
+    from at x < 2: x/2, pi mu, pi mu / sin(pi mu), -log(x/2), mu d, sinh(e) / e, the
+    two Temme gammas, and 1/Gamma(1 + mu), 1/Gamma(1 - mu)."""
+    x2 = 0.5 * x
+    pimu = _PI * xmu
+    fact = 1.0 if abs(pimu) < _EPS else pimu / math.sin(pimu)
+    d = -math.log(x2)
+    e = xmu * d
+    fact2 = 1.0 if abs(e) < _EPS else math.sinh(e) / e
+    gam1, gam2 = _temme_gammas(xmu)
+    return x2, pimu, fact, d, e, fact2, gam1, gam2, gam2 - xmu * gam1, gam2 + xmu * gam1
+
+
+@library_function
 def _cospi(v: float) -> float:
     """cos(pi v), exactly 0 at half-integers and +-1 at integers."""
     reduced = v - 2 * math.floor(0.5 * v)  # in [0, 2)
@@ -140,15 +157,7 @@ def _jy(nu: float, x: float) -> tuple[float, float]:
         rjl = _EPS
     f = rjpl / rjl
     if x < 2:
-        x2 = 0.5 * x
-        pimu = _PI * xmu
-        fact = 1.0 if abs(pimu) < _EPS else pimu / math.sin(pimu)
-        d = -math.log(x2)
-        e = xmu * d
-        fact2 = 1.0 if abs(e) < _EPS else math.sinh(e) / e
-        gam1, gam2 = _temme_gammas(xmu)
-        gampl = gam2 - xmu * gam1
-        gammi = gam2 + xmu * gam1
+        x2, pimu, fact, d, e, fact2, gam1, gam2, gampl, gammi = _temme_start(xmu, x)
         ff = 2 / _PI * fact * (gam1 * math.cosh(e) + gam2 * fact2 * d)
         e = math.exp(e)
         p = e / (gampl * _PI)
@@ -270,15 +279,7 @@ def _k_scaled(nu: float, x: float) -> float:
     xi = 1 / x
     xi2 = 2 * xi
     if x < 2:
-        x2 = 0.5 * x
-        pimu = _PI * xmu
-        fact = 1.0 if abs(pimu) < _EPS else pimu / math.sin(pimu)
-        d = -math.log(x2)
-        e = xmu * d
-        fact2 = 1.0 if abs(e) < _EPS else math.sinh(e) / e
-        gam1, gam2 = _temme_gammas(xmu)
-        gampl = gam2 - xmu * gam1
-        gammi = gam2 + xmu * gam1
+        x2, pimu, fact, d, e, fact2, gam1, gam2, gampl, gammi = _temme_start(xmu, x)
         ff = fact * (gam1 * math.cosh(e) + gam2 * fact2 * d)
         total = ff
         e = math.exp(e)
