@@ -55,10 +55,22 @@ class KernelCall:
     """A kernel's compiled specializations, reached through their symbols: the generated
     intrinsic of its module types its calls with `typed`."""
 
-    def __init__(self, dispatcher: numba.Dispatcher) -> None:
+    def __init__(
+        self,
+        dispatcher: numba.Dispatcher,
+        parameter_types: Callable[[tuple[Any, ...]], tuple[Any, ...]] | None = None,
+        raises: bool = True,
+    ) -> None:
+        """`parameter_types` maps a call's argument types to the types the kernel is
+        compiled for, of the same data model (an array of any layout passed as one of
+        layout 'A'), so that calls of several argument types share one specialization;
+        a kernel that never `raises` is called without a status check (an exit from
+        the caller, which numba compiles at a cost)."""
         self.dispatcher = dispatcher
         self.module = dispatcher.py_func.__module__
         self.name = dispatcher.py_func.__name__.removesuffix("_code")
+        self._parameter_types = parameter_types
+        self._raises = raises
         self._specializations: dict[tuple[Any, ...], tuple[str, Any]] = {}
 
     def typed(self, *arguments: Any) -> tuple[Any, Codegen]:
@@ -66,18 +78,21 @@ class KernelCall:
         is compiled for these argument types now, as numba compiles a called function;
         a literal argument, a scalar the caller knows, counts as its type)."""
         parameters = tuple(types.unliteral(argument) for argument in arguments)
-        symbol, return_type = self.specialized(parameters)
-        reload = Specialize(self.module, self.name, parameters)
+        called = parameters if self._parameter_types is None else self._parameter_types(parameters)
+        symbol, return_type = self.specialized(called)
+        reload = Specialize(self.module, self.name, called)
+        raises = self._raises
 
         def codegen(context: Any, builder: Any, sig: Any, values: Any) -> Any:
             context.active_code_library._reload_init.add(reload)
-            function_type = context.call_conv.get_function_type(return_type, parameters)
+            function_type = context.call_conv.get_function_type(return_type, called)
             callee = cgutils.get_or_insert_function(builder.module, function_type, symbol)
             status, result = context.call_conv.call_function(
-                builder, callee, return_type, parameters, values
+                builder, callee, return_type, called, values
             )
-            with cgutils.if_unlikely(builder, status.is_error):
-                context.call_conv.return_status_propagate(builder, status)
+            if raises:
+                with cgutils.if_unlikely(builder, status.is_error):
+                    context.call_conv.return_status_propagate(builder, status)
             return result
 
         return signature(return_type, *parameters), codegen  # a literal passes as its type

@@ -92,12 +92,13 @@ def with_layout_of(typingctx: object, view: Any, source: Any) -> Any:
 
 @intrinsic
 def any_layout(typingctx: object, array: Any) -> Any:
-    """`array` typed as arbitrarily strided ('A'). A helper called with C, Fortran and
-    strided arguments then compiles once instead of once per combination of layouts
-    (about 0.3 s each, cold); the LAPACK helpers copy their operands anyway."""
+    """`array` typed as arbitrarily strided ('A') and writable. A helper called with C,
+    Fortran and strided arguments, constants (read-only) or not, then compiles once
+    instead of once per combination (about 0.3-0.6 s each, cold); the LAPACK helpers
+    copy their operands anyway and write only into their outputs."""
     if not isinstance(array, types.Array):
         return None
-    result = array.copy(layout="A")
+    result = array.copy(layout="A", readonly=False)
 
     def codegen(context: Any, builder: ir.IRBuilder, signature: Any, args: Any) -> Any:
         return impl_ret_borrowed(context, builder, result, args[0])

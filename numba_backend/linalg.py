@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from fgraph import Op
 from numba_backend.registry import (
-    Allocation, ModuleBuilder, NodeInfo, dtype_expression, numba_kernel,
+    Allocation, ModuleBuilder, NodeInfo, dtype_expression, numba_kernel, unequal,
 )
 from ops.determinants import Det, SLogDet
 from ops.factorizations import QR, SVD, Cholesky, Eigh
@@ -29,13 +29,13 @@ def _lines(
     op: MatrixOp,
     node: NodeInfo,
     output_cores: Callable[[list[Lengths]], list[Lengths]],
-    checks: Callable[[list[Lengths]], list[str]],
+    checks: Callable[[list[Lengths]], list[tuple[str, str]]],
     call: Callable[[list[str], list[str]], list[str]],
 ) -> list[str]:
     """The kernel: convert operands, check shapes, allocate outputs, loop over batches.
 
     `output_cores` gives each output's core lengths from the inputs' (source text),
-    `checks` the conditions under which the shapes are wrong, and `call` the statements
+    `checks` the pairs of lengths that must be equal, and `call` the statements
     for one batch element from the input and output views."""
     prefix = node.prefix
     batch_rank = op.batch_rank(node.input_types)
@@ -47,16 +47,16 @@ def _lines(
             lines.append(f"{prefix}cast{k} = {inputs[k]}.astype({dtype_expression(output_dtype)})")
             inputs[k] = f"{prefix}cast{k}"
     cores = [
-        tuple(f"{name}.shape[{batch_rank + axis}]" for axis in range(rank))
-        for name, rank in zip(inputs, op.core_ranks)
+        tuple(node.length(k, batch_rank + axis) for axis in range(rank))
+        for k, rank in enumerate(op.core_ranks)
     ]
     batch: list[str] = []
-    wrong = checks(cores)
+    pairs = checks(cores)
     for axis in range(batch_rank):
-        sources = [name for name, t in zip(inputs, node.input_types) if t.shape[axis] != 1]
-        batch.append(f"{sources[0]}.shape[{axis}]" if sources else "1")
-        wrong += [f"{other}.shape[{axis}] != {batch[-1]}" for other in sources[1:]]
-    if wrong:
+        sources = [k for k, t in enumerate(node.input_types) if t.shape[axis] != 1]
+        batch.append(node.length(sources[0], axis) if sources else "1")
+        pairs += [(node.length(other, axis), batch[-1]) for other in sources[1:]]
+    if wrong := unequal(pairs):
         shapes = ", ".join("{}" for _ in inputs)
         labels = ", ".join(node.label(k) for k in range(len(inputs)))
         lines += [
@@ -93,8 +93,8 @@ def _lines(
     return lines
 
 
-def _square(k: int) -> Callable[[list[Lengths]], list[str]]:
-    return lambda cores: [f"{cores[k][0]} != {cores[k][1]}"]
+def _square(k: int) -> Callable[[list[Lengths]], list[tuple[str, str]]]:
+    return lambda cores: [(cores[k][0], cores[k][1])]
 
 
 def _raise_on(condition: str, message: str) -> list[str]:
@@ -124,9 +124,9 @@ def _cholesky(op: Cholesky, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     )
 
 
-def _system_checks(cores: list[Lengths]) -> list[str]:
+def _system_checks(cores: list[Lengths]) -> list[tuple[str, str]]:
     (rows, columns), (right_rows, _) = cores[0], cores[1]
-    return [f"{rows} != {columns}", f"{right_rows} != {rows}"]
+    return [(rows, columns), (right_rows, rows)]
 
 
 def _solve_kernel(op: MatrixOp, node: NodeInfo, call: str, singular: str) -> list[str]:

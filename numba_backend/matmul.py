@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from fgraph.dtypes import is_bool, is_complex, is_float
 from numba_backend.registry import (
-    Allocation, ModuleBuilder, NodeInfo, dtype_expression, numba_kernel,
+    Allocation, ModuleBuilder, NodeInfo, dtype_expression, numba_kernel, unequal,
 )
 from ops.matmul import MatMul
 
@@ -27,20 +27,23 @@ def _matmul(op: MatMul, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     dtype = dtype_expression(output_type.dtype)
     batch_rank = output_type.ndim - 2
     blas = is_float(output_type.dtype) or is_complex(output_type.dtype)
-    # One raise for all checks: each raise adds noticeably to numba's compile time.
-    mismatches = [f"{x}.shape[{batch_rank + 1}] != {y}.shape[{batch_rank}]"]
+    # One raise for all checks that can fail: each raise adds noticeably to numba's
+    # compile time.
+    pairs = [(node.length(0, batch_rank + 1), node.length(1, batch_rank))]
     lengths: list[str] = []
     for axis in range(batch_rank):
-        sources = [name for name, t in ((x, x_type), (y, y_type)) if t.shape[axis] != 1]
-        lengths.append(f"{sources[0]}.shape[{axis}]" if sources else "1")
+        sources = [k for k, t in enumerate((x_type, y_type)) if t.shape[axis] != 1]
+        lengths.append(node.length(sources[0], axis) if sources else "1")
         if len(sources) == 2:
-            mismatches.append(f"{sources[1]}.shape[{axis}] != {lengths[-1]}")
-    lines = [
-        f"if {' or '.join(mismatches)}:",
-        f"    raise ValueError('MatMul of {node.label(0)} and {node.label(1)}: the contracted "
-        "axes differ in length, or the batch axes do not match (broadcasting needs a static "
-        f"length of 1); the shapes are {{}} and {{}}', {x}.shape, {y}.shape)",
-    ]
+            pairs.append((node.length(1, axis), lengths[-1]))
+    lines: list[str] = []
+    if mismatches := unequal(pairs):
+        lines += [
+            f"if {' or '.join(mismatches)}:",
+            f"    raise ValueError('MatMul of {node.label(0)} and {node.label(1)}: the "
+            "contracted axes differ in length, or the batch axes do not match (broadcasting "
+            f"needs a static length of 1); the shapes are {{}} and {{}}', {x}.shape, {y}.shape)",
+        ]
     if blas:  # BLAS takes operands of the output dtype
         if x_type.dtype != output_type.dtype:
             lines.append(f"{prefix}a = {x}.astype({dtype})")
@@ -48,7 +51,7 @@ def _matmul(op: MatMul, node: NodeInfo, module: ModuleBuilder) -> list[str]:
         if y_type.dtype != output_type.dtype:
             lines.append(f"{prefix}b = {y}.astype({dtype})")
             y = f"{prefix}b"
-    shape = ", ".join([*lengths, f"{x}.shape[{batch_rank}]", f"{y}.shape[{batch_rank + 1}]"])
+    shape = ", ".join([*lengths, node.length(0, batch_rank), node.length(1, batch_rank + 1)])
     lines.append(Allocation(output, f"({shape})", output_type.dtype))
     indent = ""
     for axis in range(batch_rank):

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 from typing import TypeVar
 
 import attrs
@@ -83,6 +83,24 @@ class NodeInfo:
             return False
         return self.input_lengths[k][axis] == self.input_lengths[other][axis]
 
+    def length(self, k: int, axis: int) -> str:
+        """Input k's length along `axis` as source text: its static length as a literal,
+        else read off the first array input (and axis) whose length has the same root
+        (`input_lengths`). Lengths equal by construction are so one expression, and a
+        comparison of two of them is dropped by `unequal`: a run-time check costs numba
+        most where it cannot fail, in loop bodies of static shapes (each raise is a
+        function exit releasing every live array: the Kalman filter's gradient loop
+        compiled in 6 s with its 24 checks of 2 x 2 products, 3 s without)."""
+        static = self.input_types[k].shape[axis]
+        if static is not None:
+            return str(static)
+        if self.input_lengths:
+            root = self.input_lengths[k][axis]
+            for other, roots in enumerate(self.input_lengths):
+                if root in roots and not self.holds_scalar(other):
+                    return f"{self.inputs[other]}.shape[{roots.index(root)}]"
+        return f"{self.inputs[k]}.shape[{axis}]"
+
     def makes_scalar(self, k: int) -> bool:
         """Whether output k is to be a plain scalar."""
         return bool(self.scalar_outputs) and self.scalar_outputs[k]
@@ -96,6 +114,12 @@ class NodeInfo:
             exact = self.output_types[k].dtype == "float64" or is_call(value, dtype)
             return [f"{name} = {value if exact else f'{dtype}({value})'}"]
         return one_element_array(name, value, self.output_types[k])
+
+
+def unequal(pairs: Iterable[tuple[str, str]]) -> list[str]:
+    """The conditions `a != b` of the pairs of lengths (`NodeInfo.length`) that are not
+    one expression: those that can be true at run time."""
+    return [f"{a} != {b}" for a, b in pairs if a != b]
 
 
 def message_text(text: str) -> str:

@@ -289,10 +289,14 @@ def _step_checks(op: Scan, p: str, sequences: tuple[str, ...]) -> list[str]:
             f"    raise ValueError('Scan: n_steps differs from the {op.length} steps the loop "
             "was built for')",
         ]
-    for number, sequence in enumerate(sequences):
+    if sequences:  # one raise for all (each raise costs numba compile time)
+        short = [f"{sequence}.shape[0] < {p}n" for sequence in sequences]
+        first = str(len(sequences) - 1)
+        for number in reversed(range(len(sequences) - 1)):
+            first = f"{number} if {short[number]} else {first}"
         lines += [
-            f"if {sequence}.shape[0] < {p}n:",
-            f"    raise ValueError('Scan: sequence {number} has fewer rows than n_steps')",
+            f"if {' or '.join(short)}:",
+            f"    raise ValueError('Scan: sequence {{}} has fewer rows than n_steps', {first})",
         ]
     return lines
 

@@ -38,6 +38,7 @@ def njit(
     nogil: bool = ...,
     error_model: str = ...,
     forceinline: bool = ...,
+    no_cpython_wrapper: bool = ...,
 ) -> Callable[[Callable[..., Any]], Dispatcher]: ...
 
 def prange(*args: int) -> range: ...
