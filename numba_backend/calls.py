@@ -21,7 +21,7 @@ imported, which `function` does for every kernel a graph's module calls.
 from __future__ import annotations
 
 import hashlib
-import sys
+import importlib
 from collections.abc import Callable
 from typing import Any
 
@@ -45,10 +45,13 @@ class Specialize:
     types: tuple[Any, ...]
 
     def __call__(self) -> None:
-        call = getattr(sys.modules[self.module], f"{self.name}_call")
-        if not isinstance(call, KernelCall):
-            raise TypeError(f"{self.module}.{self.name}_call is not a kernel")
-        call.specialized(self.types)
+        importlib.import_module(self.module)  # its import makes its kernels' calls
+        KERNEL_CALLS[self.module, self.name].specialized(self.types)
+
+
+KERNEL_CALLS: dict[tuple[str, str], KernelCall] = {}
+"""Every kernel's calls by module and name, for `Specialize` (a module's import makes
+its kernels' `KernelCall`s)."""
 
 
 class KernelCall:
@@ -69,6 +72,7 @@ class KernelCall:
         self.dispatcher = dispatcher
         self.module = dispatcher.py_func.__module__
         self.name = dispatcher.py_func.__name__.removesuffix("_code")
+        KERNEL_CALLS[self.module, self.name] = self
         self._parameter_types = parameter_types
         self._raises = raises
         self._specializations: dict[tuple[Any, ...], tuple[str, Any]] = {}

@@ -49,7 +49,7 @@ from numba.extending import intrinsic
 from numba_backend.blas import (
     capsule_address, cython_module, matmul_into, one_blas_thread, restore_blas_threads,
 )
-from numba_backend.library import library_function
+from numba_backend.library import library_function, library_kernel
 
 # info values of calls LAPACK cannot take, apart from LAPACK's own -i (argument i wrong).
 TOO_LONG = -1001
@@ -194,7 +194,7 @@ def _copy_back(target: Array, out: Array) -> None:
         _copy(target, out)
 
 
-@library_function
+@library_kernel
 def cholesky_into(a: Array, out: Array, lower: bool) -> int:
     """potrf: the factor of the triangle `lower` names, the other triangle zeroed.
 
@@ -222,7 +222,7 @@ def cholesky_into(a: Array, out: Array, lower: bool) -> int:
     return int(ints[2])
 
 
-@library_function
+@library_kernel
 def solve_triangular_into(a: Array, b: Array, out: Array, lower: bool, trans: bool,
                           unit_diagonal: bool) -> int:
     """trtrs: op(a) x = b for triangular a; info > 0 for a zero on the diagonal. A
@@ -253,7 +253,7 @@ def solve_triangular_into(a: Array, b: Array, out: Array, lower: bool, trans: bo
     return int(ints[4])
 
 
-@library_function
+@library_kernel
 def solve_into(a: Array, b: Array, out: Array) -> int:
     """gesv: a x = b by LU with partial pivoting, on a copy; info > 0 for a singular a."""
     n, k = b.shape
@@ -280,7 +280,7 @@ def solve_into(a: Array, b: Array, out: Array) -> int:
     return int(ints[4])
 
 
-@library_function
+@library_kernel
 def cho_solve_into(c: Array, b: Array, out: Array, lower: bool) -> int:
     """potrs: (c c^T) x = b (or c^T c with `lower` false) from a Cholesky factor. A
     row-major `c` is read in place as `c^T`, the factor of the other triangle."""
@@ -323,7 +323,7 @@ def _getrf(work: Array, pivots: Array) -> int:
     return int(ints[3])
 
 
-@library_function
+@library_kernel
 def lu_factor_into(a: Array, lu_out: Array, pivots_out: Array) -> int:
     """getrf (as SciPy's lu_factor) on a column-major copy of the (m, n) matrix a: the
     packed factors into `lu_out`, the 0-based pivots into `pivots_out`. info > 0 (a
@@ -352,7 +352,7 @@ def lu_factor_into(a: Array, lu_out: Array, pivots_out: Array) -> int:
     return min(int(ints[3]), 0)
 
 
-@library_function
+@library_kernel
 def pivot_rows_into(pivots: Array, out: Array) -> int:
     """The row indices p with a = (L U)[p] from 0-based pivots (see
     `ops.lu.PivotPermutation`); the position of the first pivot outside [0, k) plus one,
@@ -369,7 +369,7 @@ def pivot_rows_into(pivots: Array, out: Array) -> int:
     return 0
 
 
-@library_function
+@library_kernel
 def inv_into(a: Array, out: Array) -> int:
     """getrf and getri in `out`: a copied into C order is a^T column-major, and the
     inverse of a^T is inv(a)^T, which read in C order is inv(a). info > 0: singular."""
@@ -403,7 +403,7 @@ def inv_into(a: Array, out: Array) -> int:
     return int(ints[3])
 
 
-@library_function
+@library_kernel
 def slogdet(a: Array) -> Any:
     """(sign, log|det|) in a's dtype from getrf on a C-order copy (a^T column-major,
     with the same determinant): the signs of U's diagonal and one flip per row swap.
@@ -426,7 +426,7 @@ def slogdet(a: Array) -> Any:
     return result[0], result[1]
 
 
-@library_function
+@library_kernel
 def det(a: Array) -> Any:
     """sign * exp(log|det|), in a's dtype, as NumPy computes it (no overflow from
     multiplying the diagonal one entry at a time); 0.0 for a singular matrix."""
@@ -434,7 +434,7 @@ def det(a: Array) -> Any:
     return sign * np.exp(logabsdet)
 
 
-@library_function
+@library_kernel
 def eigh_into(a: Array, w_out: Array, v_out: Array, lower: bool) -> int:
     """syevd (as NumPy's eigh): ascending eigenvalues, eigenvectors in columns.
 
@@ -515,7 +515,7 @@ def _identity(out: Array) -> None:
             out[i, j] = 1 if i == j else 0
 
 
-@library_function
+@library_kernel
 def svd_into(a: Array, u_out: Array, s_out: Array, vh_out: Array, full_matrices: bool) -> int:
     """gesdd (as NumPy's svd): a = u diag(s) vh, u (m, m or k), vh (n or k, n). An
     empty a has identity factors, as in NumPy."""
@@ -531,7 +531,7 @@ def svd_into(a: Array, u_out: Array, s_out: Array, vh_out: Array, full_matrices:
     return _gesdd(a, _A if full_matrices else _S, s_out, u_out, vh_out)
 
 
-@library_function
+@library_kernel
 def svd_values_into(a: Array, s_out: Array) -> int:
     """gesdd without vectors (as NumPy's svd(compute_uv=False))."""
     m, n = a.shape
@@ -545,7 +545,7 @@ def svd_values_into(a: Array, s_out: Array) -> int:
     return _gesdd(a, _N, s_out, unused, unused)
 
 
-@library_function
+@library_kernel
 def qr_into(a: Array, q_out: Array, r_out: Array, complete: bool) -> int:
     """geqrf and orgqr, as NumPy's qr (same routines, so the same signs): q (m, m or k)
     with orthonormal columns, r (m or k, n) upper triangular.
@@ -633,7 +633,7 @@ def _product(x: Array, y: Array) -> Array:
     return out
 
 
-@library_function
+@library_kernel
 def expm_into(a: Array, out: Array) -> int:
     """exp(a) by scaling and squaring (Higham 2005, as SciPy's expm before its 1-norm
     estimates), computed in float64 whatever a's dtype: the Padé approximant of degree

@@ -1,12 +1,16 @@
-"""`library_function`: how the backend's own numba helpers (special functions, LAPACK
-calls, random streams) are compiled."""
+"""`library_function` and `library_kernel`: how the backend's own numba helpers
+(special functions, LAPACK calls, random streams) are compiled."""
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
 import numba
+from numba.extending import intrinsic
+
+from numba_backend.calls import KernelCall
 
 _Function = TypeVar("_Function", bound=Callable[..., Any])
 
@@ -18,3 +22,39 @@ def library_function(function: _Function) -> _Function:
     compiles, so that calls between helpers keep their types for mypy."""
     compiled = numba.njit(cache=True, nogil=True, error_model="numpy")(function)
     return cast(_Function, compiled)
+
+
+def library_kernel(function: _Function) -> _Function:
+    """A `library_function` that generated code calls by symbol (`calls.KernelCall`):
+    compiled once per signature on its own, never linked into a caller. A helper called
+    as a plain njit function is linked into every generated function calling it, whose
+    LLVM optimizes and compiles its code once more (the LAPACK helpers: about as long
+    again as their own compile, in every graph). Its array arguments are passed as
+    arrays of layout 'A' (`intrinsics.any_layout`) so that one specialization per dtype
+    serves every caller."""
+    compiled = numba.njit(cache=True, nogil=True, error_model="numpy")(function)
+    call = KernelCall(compiled)
+    # An intrinsic's typing function spelled with the helper's own parameters: numba
+    # lowers no star arguments in an intrinsic's call.
+    parameters = ", ".join(inspect.signature(function).parameters)
+    namespace: dict[str, Any] = {"call": call}
+    exec(  # noqa: S102 (text made from the helper's parameter names only)
+        f"def {function.__name__}(typingctx, {parameters}):\n"
+        f"    return call.typed({parameters})\n",
+        namespace,
+    )
+    typing = namespace[function.__name__]
+    typing.__module__ = function.__module__  # a runtime name of its own module (source.py)
+    typing.__qualname__, typing.__doc__ = function.__qualname__, function.__doc__
+    outlined = intrinsic(typing)
+    _COMPILED[id(outlined)] = compiled
+    return cast(_Function, outlined)
+
+
+_COMPILED: dict[int, Any] = {}
+
+
+def python_callable(helper: _Function) -> _Function:
+    """A `library_kernel` callable from Python (an intrinsic is not): its compiled
+    function, as tests call it."""
+    return cast(_Function, _COMPILED[id(helper)])

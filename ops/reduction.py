@@ -30,6 +30,7 @@ from fgraph.op import Array, NonDifferentiable, Vectorized
 from fgraph.operators import Axis, TensorLike
 from ops.convert import as_tensor, constant
 from ops.dimshuffle import DimShuffle, transpose
+from ops.gradient_control import stop_gradient
 from ops.reshape import flatten, reshape
 from ops.shape_vector import shape_i
 from ops.elementwise_functions import (
@@ -667,22 +668,27 @@ def cumprod(x: TensorLike, axis: int | None = None) -> Variable:
 
 def logsumexp(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Variable:
     """`log(sum(exp(x)))` over `axis` without overflow: the group's maximum is shifted
-    out first (and left at 0 when infinite, so infinities give inf / -inf as in SciPy).
-    Needs non-empty axes."""
+    out first (and left at 0 when infinite, so infinities give inf / -inf as in SciPy),
+    under `stop_gradient` as in `_shifted`. Needs non-empty axes."""
     variable = _as_inexact(x)
     axes = normalize_axes(axis, variable.ndim, "logsumexp")
     highest = Max(axes)(variable)
-    shift = where(isfinite(highest), highest, 0)
+    shift = stop_gradient(where(isfinite(highest), highest, 0))
     shifted = variable - restore_axes(shift, axes, variable.ndim)
     result = log(Sum(axes)(exp(shifted))) + shift
     return keep_dims(variable, result, axes, keepdims)
 
 
 def _shifted(x: TensorLike, axis: Axis, what: str) -> tuple[Variable, tuple[int, ...]]:
-    """`x` minus its maximum along `axis` (so exponentials cannot overflow), and the axes."""
+    """`x` minus its maximum along `axis` (so exponentials cannot overflow), and the axes.
+    The maximum is under `stop_gradient`, as in JAX: the results do not depend on the
+    shift, so every derivative through it is zero, and without the stop a gradient
+    would compute the maximum's (a mask of the maximal elements and its count) only to
+    cancel it: in the HMM's gradient, in and outside its loop, for nothing."""
     variable = _as_inexact(x)
     axes = normalize_axes(axis, variable.ndim, what)
-    return variable - restore_axes(Max(axes)(variable), axes, variable.ndim), axes
+    shift = stop_gradient(Max(axes)(variable))
+    return variable - restore_axes(shift, axes, variable.ndim), axes
 
 
 def softmax(x: TensorLike, axis: Axis = -1) -> Variable:

@@ -32,6 +32,7 @@ from fgraph.op import Array
 from fgraph.operators import Axis, TensorLike
 import ops.elementwise_functions as ew
 from ops.convert import as_tensor
+from ops.gradient_control import stop_gradient
 from ops.scalar_ops import Partials, ScalarOp
 from ops.elementwise_functions import erf, erfc
 from ops.elementwise_functions import sigmoid as expit  # one op for the logistic function
@@ -587,7 +588,7 @@ def logsumexp(a: TensorLike, axis: Axis = None, b: TensorLike | None = None,
     value = ew.where(ew.eq(weight, 0), -np.inf, value)
     axes = normalize_axes(axis, value.ndim, "logsumexp")
     highest = Max(axes)(value)
-    shift = ew.where(ew.isfinite(highest), highest, 0)
+    shift = stop_gradient(ew.where(ew.isfinite(highest), highest, 0))  # as in _logsumexp
     total = Sum(axes)(weight * ew.exp(value - restore_axes(shift, axes, value.ndim)))
     result = keep_dims(value, ew.log(ew.abs(total) if return_sign else total) + shift, axes,
                        keepdims)

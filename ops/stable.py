@@ -28,6 +28,7 @@ from ops.dimshuffle import DimShuffle
 from ops.elemwise import Elemwise
 from ops.elementwise_functions import cast
 from ops.matching import fit_to_type, is_constant_value
+from ops.gradient_control import StopGradient
 from ops.reduction import Max, Sum, logsumexp
 from ops.scalar_ops import (
     Add,
@@ -213,12 +214,16 @@ def log_of_one_minus_exp(node: Apply) -> StableForm | None:
 
 def _is_max_shifted(variable: Variable) -> bool:
     """Whether `variable` is `v - shuffle(max(v))` (or with the maximum set to 0 where it
-    is infinite, as `ops.logsumexp` does): already shifted, so not to shift again."""
+    is infinite, as `ops.logsumexp` does, or under `stop_gradient`): already shifted, so
+    not to shift again."""
     match variable.owner:
         case Apply(
             op=Elemwise(scalar_op=Sub()),
             inputs=(source, Variable(owner=Apply(op=DimShuffle(), inputs=(shift,)))),
         ):
+            match shift.owner:  # the shift is under stop_gradient (ops.reduction._shifted)
+                case Apply(op=StopGradient(), inputs=(stopped,)):
+                    shift = stopped
             match shift.owner:
                 case Apply(op=Elemwise(scalar_op=Switch()), inputs=(_, highest, _)):
                     shift = highest

@@ -23,6 +23,7 @@ import scipy.linalg
 from numpy.lib.stride_tricks import as_strided
 
 from numba_backend import lapack
+from numba_backend.library import python_callable
 
 Array = np.ndarray[Any, np.dtype[Any]]
 DType = type[np.floating[Any]]
@@ -95,7 +96,7 @@ def test_cholesky_reads_one_triangle_and_zeroes_the_other(dtype: DType, n: int) 
         expected = np.linalg.cholesky(a) if lower else np.linalg.cholesky(a).T
         for view in layouts(with_garbage(a, lower)):
             out = empty(n, n, dtype=dtype)
-            assert unchanged(lambda m: lapack.cholesky_into(m, out, lower), view) == 0
+            assert unchanged(lambda m: python_callable(lapack.cholesky_into)(m, out, lower), view) == 0
             close(out, expected, dtype)
             np.testing.assert_array_equal(np.triu(out, 1) if lower else np.tril(out, -1), 0)
 
@@ -117,7 +118,7 @@ def test_solve_triangular_every_flag(dtype: DType, n: int, k: int) -> None:
                 for view in layouts(with_garbage(triangle, lower)):
                     out = empty(n, k, dtype=dtype)
                     info = unchanged(
-                        lambda m: lapack.solve_triangular_into(m, b, out, lower, trans, unit), view
+                        lambda m: python_callable(lapack.solve_triangular_into)(m, b, out, lower, trans, unit), view
                     )
                     assert info == 0
                     close(out, expected, dtype, scale=float(np.abs(expected).max()))
@@ -133,18 +134,18 @@ def test_solve_and_cho_solve(dtype: DType, n: int, k: int) -> None:
     expected = np.linalg.solve(a.astype(np.float64), b.astype(np.float64))
     for view in layouts(a):
         out = empty(n, k, dtype=dtype)
-        assert unchanged(lambda m: lapack.solve_into(m, b, out), view) == 0
+        assert unchanged(lambda m: python_callable(lapack.solve_into)(m, b, out), view) == 0
         close(out, expected, dtype, scale=float(np.abs(expected).max()))
     for right in layouts(b)[1:3]:
         out = empty(n, k, dtype=dtype)
-        assert unchanged(lambda r: lapack.solve_into(a, r, out), right) == 0
+        assert unchanged(lambda r: python_callable(lapack.solve_into)(a, r, out), right) == 0
         close(out, expected, dtype, scale=float(np.abs(expected).max()))
     for lower in (True, False):
         factor = np.linalg.cholesky(positive) if lower else np.linalg.cholesky(positive).T
         wanted = scipy.linalg.cho_solve((factor, lower), b)
         for view in layouts(with_garbage(factor, lower)):
             out = empty(n, k, dtype=dtype)
-            assert unchanged(lambda m: lapack.cho_solve_into(m, b, out, lower), view) == 0
+            assert unchanged(lambda m: python_callable(lapack.cho_solve_into)(m, b, out, lower), view) == 0
             close(out, wanted, dtype, scale=float(np.abs(wanted).max()))
 
 
@@ -158,18 +159,18 @@ def test_inverse_and_determinants(dtype: DType, n: int) -> None:
     sign, logabsdet = np.linalg.slogdet(a)
     for view in layouts(a):
         out = empty(n, n, dtype=dtype)
-        assert unchanged(lambda m: lapack.inv_into(m, out), view) == 0
+        assert unchanged(lambda m: python_callable(lapack.inv_into)(m, out), view) == 0
         close(out, inverse, dtype, scale=float(np.abs(inverse).max()))
-        got_sign, got_log = unchanged(lapack.slogdet, view)
+        got_sign, got_log = unchanged(python_callable(lapack.slogdet), view)
         assert got_sign == sign
         close(got_log, logabsdet, dtype, scale=1.0)
-        close(unchanged(lapack.det, view), np.linalg.det(a), dtype)
+        close(unchanged(python_callable(lapack.det), view), np.linalg.det(a), dtype)
 
 
 def test_det_takes_the_logarithm_route_of_numpy_where_the_product_overflows() -> None:
     a = np.diag([1e200, 1e200, 1e-300])
     assert np.isfinite(np.linalg.det(a))
-    close(lapack.det(a), np.linalg.det(a), np.float64)
+    close(python_callable(lapack.det)(a), np.linalg.det(a), np.float64)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -182,7 +183,7 @@ def test_eigh_values_and_reconstruction(dtype: DType, n: int) -> None:
         values = np.linalg.eigvalsh(a, UPLO="L" if lower else "U")
         for view in layouts(with_garbage(a, lower)):
             w, v = empty(n, dtype=dtype), empty(n, n, dtype=dtype)
-            assert unchanged(lambda m: lapack.eigh_into(m, w, v, lower), view) == 0
+            assert unchanged(lambda m: python_callable(lapack.eigh_into)(m, w, v, lower), view) == 0
             close(w, values, dtype, scale=scale)
             assert np.all(np.diff(w) >= 0)
             close((v * w) @ v.T, a, dtype, scale=10 * scale)
@@ -201,13 +202,13 @@ def test_svd_values_and_reconstruction(dtype: DType, shape: tuple[int, int]) -> 
         for full in (True, False):
             u, s = empty(m, m if full else k, dtype=dtype), empty(k, dtype=dtype)
             vh = empty(n if full else k, n, dtype=dtype)
-            assert unchanged(lambda x: lapack.svd_into(x, u, s, vh, full), view) == 0
+            assert unchanged(lambda x: python_callable(lapack.svd_into)(x, u, s, vh, full), view) == 0
             close(s, values, dtype, scale=float(values[0]))
             close((u[:, :k] * s) @ vh[:k], a, dtype, scale=10)
             close(u.T @ u, np.eye(u.shape[1]), dtype, scale=10)
             close(vh @ vh.T, np.eye(vh.shape[0]), dtype, scale=10)
         s = empty(k, dtype=dtype)
-        assert unchanged(lambda x: lapack.svd_values_into(x, s), view) == 0
+        assert unchanged(lambda x: python_callable(lapack.svd_values_into)(x, s), view) == 0
         close(s, values, dtype, scale=float(values[0]))
 
 
@@ -221,7 +222,7 @@ def test_qr_matches_numpy_signs_included(dtype: DType, shape: tuple[int, int]) -
         expected_q, expected_r = np.linalg.qr(a, mode="complete" if complete else "reduced")
         for view in layouts(a):
             q, r = empty(*expected_q.shape, dtype=dtype), empty(*expected_r.shape, dtype=dtype)
-            assert unchanged(lambda x: lapack.qr_into(x, q, r, complete), view) == 0
+            assert unchanged(lambda x: python_callable(lapack.qr_into)(x, q, r, complete), view) == 0
             close(q, expected_q, dtype, scale=10)
             close(r, expected_r, dtype, scale=10)
 
@@ -233,46 +234,46 @@ def test_empty_factorizations_give_numpy_results(shape: tuple[int, int]) -> None
         expected_u, expected_s, expected_vh = np.linalg.svd(a, full_matrices=full)
         u, s = empty(*expected_u.shape), empty(*expected_s.shape)
         vh = empty(*expected_vh.shape)
-        assert lapack.svd_into(a, u, s, vh, full) == 0
+        assert python_callable(lapack.svd_into)(a, u, s, vh, full) == 0
         np.testing.assert_array_equal(u, expected_u)
         np.testing.assert_array_equal(vh, expected_vh)
-    assert lapack.svd_values_into(a, np.empty(0)) == 0
+    assert python_callable(lapack.svd_values_into)(a, np.empty(0)) == 0
     for complete in (True, False):
         expected_q, expected_r = np.linalg.qr(a, mode="complete" if complete else "reduced")
         q, r = empty(*expected_q.shape), empty(*expected_r.shape)
-        assert lapack.qr_into(a, q, r, complete) == 0
+        assert python_callable(lapack.qr_into)(a, q, r, complete) == 0
         np.testing.assert_array_equal(q, expected_q)
         np.testing.assert_array_equal(r, expected_r)
 
 
 def test_empty_square_matrices_and_right_sides() -> None:
     nothing = np.empty((0, 0))
-    assert lapack.cholesky_into(nothing, np.empty((0, 0)), True) == 0
-    assert lapack.inv_into(nothing, np.empty((0, 0))) == 0
-    assert lapack.eigh_into(nothing, np.empty(0), np.empty((0, 0)), True) == 0
-    assert lapack.slogdet(nothing) == (1.0, 0.0) and lapack.det(nothing) == 1.0
-    assert lapack.solve_into(nothing, np.empty((0, 2)), np.empty((0, 2))) == 0
+    assert python_callable(lapack.cholesky_into)(nothing, np.empty((0, 0)), True) == 0
+    assert python_callable(lapack.inv_into)(nothing, np.empty((0, 0))) == 0
+    assert python_callable(lapack.eigh_into)(nothing, np.empty(0), np.empty((0, 0)), True) == 0
+    assert python_callable(lapack.slogdet)(nothing) == (1.0, 0.0) and python_callable(lapack.det)(nothing) == 1.0
+    assert python_callable(lapack.solve_into)(nothing, np.empty((0, 2)), np.empty((0, 2))) == 0
     eye, no_columns = np.eye(2), np.empty((2, 0))
-    assert lapack.solve_into(eye, no_columns, np.empty((2, 0))) == 0
-    assert lapack.solve_triangular_into(eye, no_columns, np.empty((2, 0)), True, False, False) == 0
-    assert lapack.cho_solve_into(eye, no_columns, np.empty((2, 0)), True) == 0
+    assert python_callable(lapack.solve_into)(eye, no_columns, np.empty((2, 0))) == 0
+    assert python_callable(lapack.solve_triangular_into)(eye, no_columns, np.empty((2, 0)), True, False, False) == 0
+    assert python_callable(lapack.cho_solve_into)(eye, no_columns, np.empty((2, 0)), True) == 0
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_failures_come_back_as_info(dtype: DType) -> None:
     out, column = np.empty((3, 3), dtype), np.empty((3, 1), dtype)
     ones = np.ones((3, 3), dtype)
-    assert lapack.cholesky_into(-np.eye(3, dtype=dtype), out, True) == 1
-    assert lapack.cholesky_into(np.diag([1.0, -1.0, 1.0]).astype(dtype), out, False) == 2
-    assert lapack.solve_into(ones, np.ones((3, 1), dtype), column) > 0
-    assert lapack.inv_into(ones, out) > 0
+    assert python_callable(lapack.cholesky_into)(-np.eye(3, dtype=dtype), out, True) == 1
+    assert python_callable(lapack.cholesky_into)(np.diag([1.0, -1.0, 1.0]).astype(dtype), out, False) == 2
+    assert python_callable(lapack.solve_into)(ones, np.ones((3, 1), dtype), column) > 0
+    assert python_callable(lapack.inv_into)(ones, out) > 0
     singular = np.tril(ones) - np.diag(np.array([0, 1, 0], dtype))
-    assert lapack.solve_triangular_into(singular, np.ones((3, 1), dtype), column,
+    assert python_callable(lapack.solve_triangular_into)(singular, np.ones((3, 1), dtype), column,
                                         True, False, False) == 2
-    assert lapack.solve_triangular_into(singular.T.copy(), np.ones((3, 1), dtype), column,
+    assert python_callable(lapack.solve_triangular_into)(singular.T.copy(), np.ones((3, 1), dtype), column,
                                         False, True, False) == 2
-    assert lapack.slogdet(ones) == (0.0, -np.inf)
-    assert lapack.det(ones) == 0.0
+    assert python_callable(lapack.slogdet)(ones) == (0.0, -np.inf)
+    assert python_callable(lapack.det)(ones) == 0.0
 
 
 def huge(*shape: int) -> Array:
@@ -285,29 +286,30 @@ def test_lengths_beyond_32_bits_are_refused_not_truncated() -> None:
     NumPy's 64-bit sizes."""
     big = 2**32 + 3  # truncated to 32 bits it would read as 3
     out, wide = np.empty((3, 3)), huge(3, big)
-    assert lapack.solve_into(np.eye(3), wide, out) == lapack.TOO_LONG
-    assert lapack.solve_triangular_into(np.eye(3), wide, out, True, False, False) == lapack.TOO_LONG
-    assert lapack.cho_solve_into(np.eye(3), wide, out, True) == lapack.TOO_LONG
+    assert python_callable(lapack.solve_into)(np.eye(3), wide, out) == lapack.TOO_LONG
+    assert python_callable(lapack.solve_triangular_into)(np.eye(3), wide, out, True, False, False) == lapack.TOO_LONG
+    assert python_callable(lapack.cho_solve_into)(np.eye(3), wide, out, True) == lapack.TOO_LONG
     for matrix in (huge(big, 2), huge(2, big)):
-        assert lapack.svd_into(matrix, out, np.empty(3), out, False) == lapack.TOO_LONG
-        assert lapack.svd_values_into(matrix, np.empty(3)) == lapack.TOO_LONG
-        assert lapack.qr_into(matrix, out, out, False) == lapack.TOO_LONG
+        assert python_callable(lapack.svd_into)(matrix, out, np.empty(3), out, False) == lapack.TOO_LONG
+        assert python_callable(lapack.svd_values_into)(matrix, np.empty(3)) == lapack.TOO_LONG
+        assert python_callable(lapack.qr_into)(matrix, out, out, False) == lapack.TOO_LONG
 
 
 def test_outputs_lapack_cannot_write_in_place_are_refused() -> None:
     strided = np.zeros((3, 6))[:, ::2]
-    assert lapack.cholesky_into(np.eye(3), strided, True) == lapack.NOT_C_CONTIGUOUS
+    assert python_callable(lapack.cholesky_into)(np.eye(3), strided, True) == lapack.NOT_C_CONTIGUOUS
     np.testing.assert_array_equal(strided, 0)
 
 
 WORKER = """
 import numpy as np
 from numba_backend import lapack
+from numba_backend.library import python_callable
 print(lapack.__file__)
 out = np.empty((2, 2))
-info = lapack.cholesky_into(np.array([[4.0, 2.0], [2.0, 3.0]]), out, True)
+info = python_callable(lapack.cholesky_into)(np.array([[4.0, 2.0], [2.0, 3.0]]), out, True)
 assert info == 0 and np.allclose(out, [[2.0, 0.0], [1.0, np.sqrt(2.0)]]), (info, out)
-print(len(lapack.cholesky_into.stats.cache_hits), len(lapack.cholesky_into.stats.cache_misses))
+print(len(python_callable(lapack.cholesky_into).stats.cache_hits), len(python_callable(lapack.cholesky_into).stats.cache_misses))
 """
 
 
@@ -339,7 +341,7 @@ def test_lu_factor_matches_scipy(dtype: DType, shape: tuple[int, int]) -> None:
     k = min(shape)
     for view in layouts(a):
         lu, pivots = empty(*shape, dtype=dtype), np.full(k, -7, dtype=np.int32)
-        assert unchanged(lambda m: lapack.lu_factor_into(m, lu, pivots), view) == 0
+        assert unchanged(lambda m: python_callable(lapack.lu_factor_into)(m, lu, pivots), view) == 0
         if k:
             expected_lu, expected_pivots = scipy.linalg.lu_factor(a)
             close(lu, expected_lu, dtype, scale=float(np.abs(expected_lu).max()))
@@ -348,7 +350,7 @@ def test_lu_factor_matches_scipy(dtype: DType, shape: tuple[int, int]) -> None:
 
 def test_lu_factor_of_a_singular_matrix_is_no_failure() -> None:
     lu, pivots = empty(3, 3), np.empty(3, dtype=np.int32)
-    assert lapack.lu_factor_into(np.ones((3, 3)), lu, pivots) == 0
+    assert python_callable(lapack.lu_factor_into)(np.ones((3, 3)), lu, pivots) == 0
     with pytest.warns(scipy.linalg.LinAlgWarning):
         np.testing.assert_allclose(lu, scipy.linalg.lu_factor(np.ones((3, 3)))[0])
 
@@ -359,11 +361,11 @@ def test_pivot_rows() -> None:
         a = rng.normal(size=(n, n))
         expected, _, _ = scipy.linalg.lu(a, p_indices=True)
         out = np.full(n, -1, dtype=np.int32)
-        assert lapack.pivot_rows_into(scipy.linalg.lu_factor(a)[1], out) == 0
+        assert python_callable(lapack.pivot_rows_into)(scipy.linalg.lu_factor(a)[1], out) == 0
         np.testing.assert_array_equal(out, expected)
     out = np.empty(3, dtype=np.int32)
-    assert lapack.pivot_rows_into(np.array([0, 3, 2], dtype=np.int32), out) == 2
-    assert lapack.pivot_rows_into(np.array([-1, 1, 2], dtype=np.int32), out) == 1
+    assert python_callable(lapack.pivot_rows_into)(np.array([0, 3, 2], dtype=np.int32), out) == 2
+    assert python_callable(lapack.pivot_rows_into)(np.array([-1, 1, 2], dtype=np.int32), out) == 1
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -378,7 +380,7 @@ def test_expm_matches_scipy_for_every_pade_degree(dtype: DType, norm: float) -> 
         expected = scipy.linalg.expm(a.astype(np.float64))
         for view in layouts(a):
             out = empty(n, n, dtype=dtype)
-            assert unchanged(lambda m: lapack.expm_into(m, out), view) == 0
+            assert unchanged(lambda m: python_callable(lapack.expm_into)(m, out), view) == 0
             scale = float(np.abs(expected).max())
             np.testing.assert_allclose(out, expected, rtol=tolerance(dtype) * 10,
                                        atol=tolerance(dtype) * scale)
@@ -386,6 +388,6 @@ def test_expm_matches_scipy_for_every_pade_degree(dtype: DType, norm: float) -> 
 
 def test_expm_of_non_finite_and_empty_matrices() -> None:
     out = empty(2, 2)
-    assert lapack.expm_into(np.array([[np.inf, 0.0], [0.0, 1.0]]), out) == 0
+    assert python_callable(lapack.expm_into)(np.array([[np.inf, 0.0], [0.0, 1.0]]), out) == 0
     assert np.isnan(out).all()
-    assert lapack.expm_into(np.empty((0, 0)), np.empty((0, 0))) == 0
+    assert python_callable(lapack.expm_into)(np.empty((0, 0)), np.empty((0, 0))) == 0

@@ -36,6 +36,9 @@ class DType(Type):
 
 class Float(Type): ...
 
+class StringLiteral(Type):
+    literal_value: str
+
 void: Type
 
 float64: Float
