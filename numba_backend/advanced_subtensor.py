@@ -268,7 +268,7 @@ def _advanced_inc_subtensor(
           else fresh_copy(output, source, node.input_types[0], f"{prefix}c")),
         *nest.setup,
         f"{prefix}rs = {nest.shape}",
-        *update_broadcast_check(op, value, value_type, f"{prefix}rs", nest.depth),
+        *update_broadcast_check(op, node, value, f"{prefix}rs", nest.depth),
         *([f"{prefix}y = np.broadcast_to({value}, {prefix}rs)"] if stretched else []),
         *nest.loops,
         *nest.indices,

@@ -51,10 +51,16 @@ def _loops(prefix: str, source: str, axes: Sequence[int], indent: str) -> tuple[
     return lines, indent
 
 
-def _empty_axis_checks(op: object, source: str, axes: Sequence[int]) -> list[str]:
-    """Raise NumPy's ValueError when a reduced axis is empty (no identity to return)."""
+def _empty_axis_checks(
+    op: object, source: str, axes: Sequence[int], static: tuple[int | None, ...]
+) -> list[str]:
+    """Raise NumPy's ValueError when a reduced axis is empty (no identity to return);
+    not generated for an axis of a static non-zero length (a raise in a loop body of
+    static shapes is a costly exit to compile for nothing)."""
     lines: list[str] = []
     for axis in axes:
+        if static[axis]:
+            continue
         message = f"{op}: axis {axis} of the input is empty"
         lines += [f"if {source}.shape[{axis}] == 0:", f"    raise ValueError({message!r})"]
     return lines
@@ -135,7 +141,8 @@ def _reduction(op: Reduction, node: NodeInfo, module: ModuleBuilder) -> list[str
     target = f"{output}[{_index([f'{prefix}j{axis}' for axis in kept])}]"
     first = f"{source}[{_index(['0' if a in op.axes else f'{prefix}j{a}' for a in range(rank)])}]"
     initial = _initial(op, first, dtype)
-    lines = _empty_axis_checks(op, source, reduced) if op.identity is None else []
+    lines = (_empty_axis_checks(op, source, reduced, node.input_types[0].shape)
+             if op.identity is None else [])
     shape = "(" + "".join(f"{source}.shape[{axis}], " for axis in kept) + ")"
     if kept:
         lines.append(Allocation(output, shape, dtype))
@@ -249,7 +256,7 @@ def _arg_extremum(op: ArgExtremum, node: NodeInfo, module: ModuleBuilder) -> lis
         # about 12x slower (10 ms instead of 0.8 ms for 10**6 elements).
         better += f" or ({value} != {value} and {best} == {best})"
     shape = "(" + "".join(f"{source}.shape[{axis}], " for axis in kept) + ")"
-    lines = _empty_axis_checks(op, source, reduced)
+    lines = _empty_axis_checks(op, source, reduced, node.input_types[0].shape)
     lines.append(Allocation(output, shape, "int64"))
     headers, indent = _loops(prefix, source, kept, "")
     lines += headers

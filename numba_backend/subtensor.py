@@ -17,7 +17,7 @@ from numba_backend.loops import element_assignment, fresh_copy
 from numba_backend.registry import (
     ModuleBuilder, NodeInfo, inputs_from, numba_kernel, scalar_kernel,
 )
-from ops.indexing import Entry, NewAxis, Slice, Symbolic
+from ops.indexing import Entry, IndexUpdate, NewAxis, Slice, Symbolic
 from ops.subtensor import IncSubtensor, Subtensor
 
 
@@ -102,16 +102,18 @@ def _keeps_memory_order(entries: tuple[Entry, ...], static: tuple[int | None, ..
 
 
 def update_broadcast_check(
-    op: object, value: str, value_type: TensorType, region_shape: str, region_rank: int
+    op: IndexUpdate, node: NodeInfo, value: str, region_shape: str, region_rank: int
 ) -> list[str]:
     """Lines refusing, as `IndexUpdate.check_values` does, a value whose length differs
     from the region's along an axis whose static length is not 1 (numpy's broadcast
-    would stretch a run-time length of 1 there)."""
+    would stretch a run-time length of 1 there), unless both lengths are static."""
+    value_type = node.input_types[1]
+    region = op.indexed_shape(node.input_types[0], node.input_types[2:])
     lead = region_rank - value_type.ndim
     mismatches = [
         f"{value}.shape[{axis}] != {region_shape}[{lead + axis}]"
         for axis, static in enumerate(value_type.shape)
-        if static != 1
+        if static != 1 and (static is None or region[lead + axis] != static)
     ]
     if not mismatches:
         return []
@@ -147,6 +149,6 @@ def _inc_subtensor(op: IncSubtensor, node: NodeInfo, module: ModuleBuilder) -> l
     lines.append(f"{region} = {output}{index}" if op.idx_list else f"{region} = {output}")
     value_type = node.input_types[1]
     source = node.scalar(1) if not value_type.ndim else value
-    lines += update_broadcast_check(op, value, value_type, f"{region}.shape", rank)
+    lines += update_broadcast_check(op, node, value, f"{region}.shape", rank)
     return [*lines, *element_assignment(
         region, source, region, rank, f"{prefix}j", assign, source_shape=value_type.shape)]
