@@ -19,7 +19,7 @@ from fgraph import Apply, Constant, ShapeError, Variable
 from fgraph.dtypes import can_cast_safely
 from ops.broadcast import BroadcastTo
 from ops.creation import Alloc
-from ops.dimshuffle import DimShuffle
+from ops.dimshuffle import DimShuffle, left_pad_rank
 from ops.elemwise import Elemwise
 from ops.elementwise_functions import ones_like
 from ops.reshape import Reshape
@@ -219,6 +219,28 @@ def needless_broadcast(node: Apply) -> Sequence[Variable] | None:
     return None
 
 
+@rule(Elemwise)
+def broadcast_in_elementwise(node: Apply) -> Sequence[Variable] | None:
+    """elemwise(..., alloc(y, s), ...) -> elemwise(..., y, ...), likewise for
+    broadcast_to, when the result keeps its type and the broadcast's shape is static:
+    the elementwise loop broadcasts y itself, where an array was filled first (PyTensor's
+    `local_elemwise_alloc`; a gradient broadcasts its scalar cotangents so). Static
+    shapes only, so that no run-time length check of the broadcast is lost."""
+    if node.op.destroy_map:
+        return None
+    for k, x in enumerate(node.inputs):
+        match x.owner:
+            case Apply(op=BroadcastTo() | Alloc(), inputs=(y, _)) if (
+                x.type.is_fully_static and y.dtype == x.dtype and y.ndim <= x.ndim
+            ):
+                inputs = list(node.inputs)
+                inputs[k] = left_pad_rank(y, x.ndim)
+                result = node.op(*inputs)
+                if result.type == node.out.type:
+                    return (result,)
+    return None
+
+
 @rule(Shape, ShapeI)
 def static_shape(node: Apply) -> Sequence[Variable] | None:
     """shape(x) -> a constant when x's shape is fully static; likewise one known length."""
@@ -248,6 +270,7 @@ CANONICALIZE = RuleSet(
         merge_reshapes,
         identity_reshape,
         needless_broadcast,
+        broadcast_in_elementwise,
         static_shape,
     ),
 )

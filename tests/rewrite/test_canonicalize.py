@@ -208,3 +208,27 @@ def test_canonicalize_reaches_a_fixpoint_in_one_pass() -> None:
     y = -(-(pt.cast(x * 1 + 0, "float64") / 1))
     once = check_rewrite(Graph([x], [y]), CANONICALIZE)
     assert once.outputs == (x,) and once.nodes == ()
+
+
+def test_a_static_broadcast_into_an_elementwise_op_is_the_elementwise_ops_own() -> None:
+    """alloc / broadcast_to of a value that an elementwise op then reads: the op
+    broadcasts the value itself (no array filled first) when its result keeps its type."""
+    x, s = pt.tensor("x", shape=(2, 3)), pt.scalar("s")
+    y = pt.tensor("y", shape=(3,))
+    stretched = [pt.Alloc((2, 3))(s, pt.shape(x)), pt.BroadcastTo((2, 3))(y, pt.shape(x))]
+    graph = Graph([x, s, y], [x * stretched[0], stretched[1] - x])
+    feed = [random_value(x), random_value(s), random_value(y)]
+    result = check_rewrite(graph, CANONICALIZE, *feed)
+    assert not any(isinstance(node.op, (pt.Alloc, pt.BroadcastTo)) for node in result.nodes)
+
+
+def test_a_broadcast_that_sets_the_elementwise_results_shape_is_kept() -> None:
+    """Where the broadcast gives the result its (static) length, or its shape is not
+    static (its run-time length check would be lost), it stays."""
+    x, s = pt.vector("x"), pt.scalar("s")
+    known = pt.tensor("known", shape=(1,))
+    graph = Graph([x, s, known], [known * pt.Alloc((3,))(s, pt.as_tensor(np.array([3]))),
+                                  x + pt.Alloc((None,))(s, pt.shape(x))])
+    result = check_rewrite(graph, CANONICALIZE, random_value(pt.tensor("v", shape=(3,))),
+                           random_value(s), random_value(known))
+    assert sum(isinstance(node.op, pt.Alloc) for node in result.nodes) == 2
