@@ -202,3 +202,43 @@ def test_a_damaged_kernel_cache_entry_is_compiled_again(tmp_path: Path) -> None:
     report = _run_kernel_worker(cache, "first")["kernels"]
     assert all(counts["misses"] == 1 for counts in report.values())
     assert all(index.read_bytes() != b"not a pickle\n" for index in indexes)
+
+
+@pytest.mark.slow
+def test_another_process_loads_code_calling_library_kernels_by_symbol(tmp_path: Path) -> None:
+    """Products and LAPACK helpers are called by symbol (`calls.KernelCall`): a second
+    process loads the cached entry and loop kernels, their symbols registered first by
+    `reload_init`, and computes the same values."""
+    cache = tmp_path / "cache"
+    cold = _run_kernel_worker(cache, "library")
+    assert cold["entry"] == {"hits": 0, "misses": 1}
+    warm = _run_kernel_worker(cache, "library")
+    assert warm["entry"] == {"hits": 1, "misses": 0}
+    assert all(counts == {"hits": 1, "misses": 0} for counts in warm["kernels"].values())
+
+
+def test_a_loop_body_of_static_shapes_checks_nothing_its_types_prove() -> None:
+    """Products of 2 x 2 matrices, a reduction over a static axis and an index update of
+    static lengths in a loop body: their length checks cannot fail, so none is generated
+    (each raise in a loop body cost numba ~0.1 s to compile); the step count and the
+    sequence's rows, unknown, are still checked."""
+    ys = pt.matrix("ys", shape=(None, 2))
+    a, p0 = pt.matrix("a", shape=(2, 2)), pt.matrix("p0", shape=(2, 2))
+
+    def step(y: Any, p: Any, a: Any) -> Any:
+        q = a @ p @ a.T + pt.outer(y, y)
+        return pt.set_subtensor(q[0], q.max(axis=0))
+
+    ps = pt.scan(step, sequences=[ys], outputs_info=[p0], non_sequences=[a])
+    total = ps.sum()
+    generated = generate(optimize(Graph([ys, a, p0], [total, *pt.grad(total, [a])]), "fast_run"))
+    loops = [kernel.source for kernel in generated.kernels if "for l_s in range" in kernel.source]
+    assert len(loops) == 2  # the loop and its gradient's
+    for source in loops:
+        messages = re.findall(r"raise \w+\('([^']*)'", source)
+        assert messages and all(message.startswith("Scan:") for message in messages), messages
+    inputs = [np.random.default_rng(0).normal(size=shape) for shape in ((5, 2), (2, 2), (2, 2))]
+    compiled = function([ys, a, p0], [total, *pt.grad(total, [a])])
+    expected = evaluate([total, *pt.grad(total, [a])], dict(zip([ys, a, p0], inputs)))
+    for got, wanted in zip(compiled(*inputs), expected):
+        np.testing.assert_allclose(got, wanted, rtol=1e-10)
