@@ -14,6 +14,12 @@ class _Cache:
 
     def flush(self) -> None: ...
 
+class _CacheStats:
+    """Per signature, how often numba's disk cache was hit and missed (compiled)."""
+
+    cache_hits: dict[Any, int]
+    cache_misses: dict[Any, int]
+
 class Dispatcher:
     """A compiled function: calls dispatch on argument types, compiling as needed."""
 
@@ -24,6 +30,7 @@ class Dispatcher:
     def compile(self, signature: tuple[NumbaType, ...]) -> Any: ...
     def inspect_llvm(self) -> dict[Any, str]: ...
     overloads: dict[tuple[NumbaType, ...], Any]
+    stats: _CacheStats
     @property
     def signatures(self) -> list[tuple[NumbaType, ...]]: ...
 
