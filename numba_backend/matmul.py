@@ -10,7 +10,10 @@ dtype as NumPy's do).
 
 from __future__ import annotations
 
+import math
+
 from fgraph.dtypes import is_bool, is_complex, is_float
+from numba_backend.blas import SMALL_PRODUCT
 from numba_backend.registry import (
     Allocation, ModuleBuilder, NodeInfo, dtype_expression, numba_kernel, unequal,
 )
@@ -67,6 +70,12 @@ def _matmul(op: MatMul, node: NodeInfo, module: ModuleBuilder) -> list[str]:
                 f"{name}[{', '.join(batch)}]"
                 for name, batch in zip(operands, (x_batch, y_batch, out_batch))
             ]
+        core = (*x_type.shape[batch_rank:], y_type.shape[-1])
+        static = [length for length in core if length is not None]
+        small = len(static) == len(core) and math.prod(static) <= SMALL_PRODUCT
+        if small:
+            sizes = ", ".join(str(length) for length in static)
+            return [*lines, f"{indent}small_matmul_into({', '.join(operands)}, {sizes})"]
         return [*lines, f"{indent}matmul_into({', '.join(operands)})"]
     row, column, inner, total = (f"{prefix}{name}" for name in ("r", "c", "k", "s"))
     left = f"{x}[{', '.join([*x_batch, row, inner])}]"

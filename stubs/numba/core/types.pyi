@@ -39,6 +39,9 @@ class Float(Type): ...
 class StringLiteral(Type):
     literal_value: str
 
+class IntegerLiteral(Integer):
+    literal_value: int
+
 void: Type
 
 float64: Float
