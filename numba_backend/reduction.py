@@ -153,8 +153,11 @@ def _reduction(op: Reduction, node: NodeInfo, module: ModuleBuilder) -> list[str
         lines.append(f"{indent}{target} = {_combine(op, initial, element, dtype)}")
         return lines
     if reduced == list(range(len(kept), rank)):  # trailing: accumulate in local scalars
+        innermost = node.input_types[0].shape[rank - 1]
         if op.combine in (np.add, np.multiply) and dtype in REASSOCIABLE:
             lines += _reassociated(op, node, reduced, initial, indent)
+        elif innermost is not None and innermost < 4 * LANES:
+            lines += _one_accumulator(op, node, reduced, initial, indent)
         else:
             lines += _lanes(op, node, reduced, initial, indent)
         if not kept:
@@ -193,6 +196,25 @@ def _reassociated(
         f"{group_indent}{prefix}acc = {initial}",
         *headers,
         f"{indent}{prefix}acc = {update}({prefix}acc, {element})",
+    ]
+
+
+def _one_accumulator(
+    op: Reduction, node: NodeInfo, reduced: Sequence[int], initial: str, group_indent: str
+) -> list[str]:
+    """Lines leaving the reduction of one group in `{prefix}acc` through one running
+    accumulator: for a short innermost axis of static length, where several lanes
+    (`_lanes`) would gain no time and double the code numba compiles."""
+    prefix = node.prefix
+    (source,) = node.inputs
+    rank = node.input_types[0].ndim
+    dtype = node.output_types[0].dtype
+    headers, indent = _loops(prefix, source, reduced, group_indent)
+    element = _element(source, prefix, rank)
+    return [
+        f"{group_indent}{prefix}acc = {initial}",
+        *headers,
+        f"{indent}{prefix}acc = {_combine(op, f'{prefix}acc', element, dtype)}",
     ]
 
 

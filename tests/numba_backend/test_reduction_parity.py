@@ -171,3 +171,22 @@ def test_every_reduction_op_has_a_kernel() -> None:
     fallback = numba_kernel.registry[object]
     missing = [cls.__name__ for cls in concrete if numba_kernel.dispatch(cls) is fallback]
     assert not missing, missing
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int32", "bool"])
+@pytest.mark.parametrize("length", [1, 3, 15, 16, 17])
+def test_static_innermost_axes_short_and_long_match_numpy(dtype: str, length: int) -> None:
+    """A short static innermost axis (below 16) is reduced by one accumulator, a longer
+    one by several lanes: the same values as NumPy either way, NaN first-wins included."""
+    x = pt.tensor("x", shape=(2, length), dtype=dtype)
+    reductions = [pt.max(x, 1), pt.min(x, 1), pt.prod(x, 1), pt.any(x, 1), pt.all(x, 1),
+                  pt.max(x)]
+    compiled = function([x], reductions)
+    rng = np.random.default_rng(length)
+    value = (rng.normal(size=(2, length)) * 3).astype(dtype)
+    if dtype.startswith("float"):
+        value[1, length // 2] = np.nan
+    expected = [np.max(value, 1), np.min(value, 1), np.prod(value, 1), np.any(value, 1),
+                np.all(value, 1), np.max(value)]
+    for got, wanted in zip(compiled(value), expected):
+        np.testing.assert_allclose(got, wanted, rtol=1e-6)
