@@ -74,6 +74,32 @@ def new_array(typingctx: object, shape: Any, dtype: Any) -> Any:
 
 
 @intrinsic
+def array_of(typingctx: object, values: Any, dtype: Any) -> Any:
+    """A new 1-d array of `dtype` holding the numbers of the tuple `values`, as
+    `np.array(list(values), dtype)`, whose list and conversion numba compiles anew in
+    every helper using one (the LAPACK helpers pass their integer arguments so)."""
+    if not isinstance(values, types.BaseTuple) or not all(
+        isinstance(value, (types.Integer, types.Float, types.Boolean)) for value in values
+    ):
+        return None
+    if not isinstance(dtype, (types.NumberClass, types.DType)):
+        return None
+    element = dtype.dtype
+    array_type = types.Array(element, 1, "C")
+
+    def codegen(context: Any, builder: ir.IRBuilder, signature: Any, args: Any) -> Any:
+        length = context.get_constant(types.intp, len(values))
+        array = _empty_nd_impl(context, builder, array_type, [length])
+        items = cgutils.unpack_tuple(builder, args[0], len(values))
+        for position, (item, item_type) in enumerate(zip(items, values)):
+            pointer = builder.gep(array.data, [context.get_constant(types.intp, position)])
+            builder.store(context.cast(builder, item, item_type, element), pointer)
+        return array._getvalue()
+
+    return array_type(values, dtype), codegen
+
+
+@intrinsic
 def with_layout_of(typingctx: object, view: Any, source: Any) -> Any:
     """`view` typed with `source`'s memory order (C or Fortran), for views that differ
     from their source only by dropped or inserted length-1 axes, which keep its order.

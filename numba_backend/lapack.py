@@ -49,6 +49,7 @@ from numba.extending import intrinsic
 from numba_backend.blas import (
     capsule_address, cython_module, matmul_into, one_blas_thread, restore_blas_threads,
 )
+from numba_backend.intrinsics import any_layout, array_of, new_array
 from numba_backend.library import library_function, library_kernel
 
 # info values of calls LAPACK cannot take, apart from LAPACK's own -i (argument i wrong).
@@ -164,8 +165,8 @@ def _readable(a: Array) -> Any:
         return a, columns // item, False
     if columns == item and rows % item == 0 and n <= rows // item <= _INT_MAX:
         return a, rows // item, True
-    copy = np.empty((n, n), dtype=a.dtype).T
-    _copy(a, copy)
+    copy = new_array((n, n), a.dtype).T
+    _copy(any_layout(a), any_layout(copy))
     return copy, n, False
 
 
@@ -182,8 +183,8 @@ def _right_side(b: Array, out: Array) -> Any:
     itself when it has one column (a C column is column-major too), else a new array
     the caller copies back."""
     n, k = b.shape
-    target = out if k == 1 else np.empty((k, n), dtype=out.dtype).T
-    _copy(b, target)
+    target = out if k == 1 else new_array((k, n), out.dtype).T
+    _copy(any_layout(b), any_layout(target))
     return target
 
 
@@ -191,7 +192,7 @@ def _right_side(b: Array, out: Array) -> Any:
 def _copy_back(target: Array, out: Array) -> None:
     """The solution into `out`, unless `_right_side` had LAPACK solve in `out` itself."""
     if out.shape[1] != 1:
-        _copy(target, out)
+        _copy(any_layout(target), any_layout(out))
 
 
 @library_kernel
@@ -202,7 +203,7 @@ def cholesky_into(a: Array, out: Array, lower: bool) -> int:
     column-major transpose, so potrf runs in `out` on the opposite triangle (the factor
     of the transpose is the transposed factor)."""
     n = a.shape[0]
-    if not _c_contiguous(out):
+    if not _c_contiguous(any_layout(out)):
         return NOT_C_CONTIGUOUS
     if n == 0:
         return 0
@@ -210,8 +211,8 @@ def cholesky_into(a: Array, out: Array, lower: bool) -> int:
         for j in range(n):
             kept = j <= i if lower else j >= i
             out[i, j] = a[i, j] if kept else 0
-    chars = np.array([_U if lower else _L], dtype=np.uint8)
-    ints = np.array([n, n, 0], dtype=np.int32)
+    chars = array_of((_U if lower else _L,), np.uint8)
+    ints = array_of((n, n, 0), np.int32)
     arguments = (at(chars, 0), at(ints, 0), at(out, 0), at(ints, 1), at(ints, 2))
     lowered = one_blas_thread(float(n) ** 3, n < 64)
     if out.itemsize == 8:
@@ -230,17 +231,17 @@ def solve_triangular_into(a: Array, b: Array, out: Array, lower: bool, trans: bo
     n, k = b.shape
     if _too_long(n, k):
         return TOO_LONG
-    if not _c_contiguous(out):
+    if not _c_contiguous(any_layout(out)):
         return NOT_C_CONTIGUOUS
     if n == 0 or k == 0:
         return 0
-    matrix, lead, transposed = _readable(a)
+    matrix, lead, transposed = _readable(any_layout(a))
     upper = lower == transposed
     transpose = trans != transposed
-    chars = np.array([_U if upper else _L, _T if transpose else _N,
-                      _U if unit_diagonal else _N], dtype=np.uint8)
-    ints = np.array([n, k, lead, n, 0], dtype=np.int32)
-    right = _right_side(b, out)
+    chars = array_of((_U if upper else _L, _T if transpose else _N,
+                      _U if unit_diagonal else _N), np.uint8)
+    ints = array_of((n, k, lead, n, 0), np.int32)
+    right = _right_side(any_layout(b), any_layout(out))
     arguments = (at(chars, 0), at(chars, 1), at(chars, 2), at(ints, 0), at(ints, 1),
                  at(matrix, 0), at(ints, 2), at(right, 0), at(ints, 3), at(ints, 4))
     lowered = one_blas_thread(float(n) * n * k, k == 1)
@@ -249,7 +250,7 @@ def solve_triangular_into(a: Array, b: Array, out: Array, lower: bool, trans: bo
     else:
         strtrs(*arguments)
     restore_blas_threads(lowered)
-    _copy_back(right, out)
+    _copy_back(any_layout(right), any_layout(out))
     return int(ints[4])
 
 
@@ -259,15 +260,15 @@ def solve_into(a: Array, b: Array, out: Array) -> int:
     n, k = b.shape
     if _too_long(n, k):
         return TOO_LONG
-    if not _c_contiguous(out):
+    if not _c_contiguous(any_layout(out)):
         return NOT_C_CONTIGUOUS
     if n == 0 or k == 0:
         return 0
-    matrix = np.empty((n, n), dtype=out.dtype).T
-    _copy(a, matrix)
-    pivots = np.empty(n, dtype=np.int32)
-    ints = np.array([n, k, n, n, 0], dtype=np.int32)
-    right = _right_side(b, out)
+    matrix = new_array((n, n), out.dtype).T
+    _copy(any_layout(a), any_layout(matrix))
+    pivots = new_array(n, np.int32)
+    ints = array_of((n, k, n, n, 0), np.int32)
+    right = _right_side(any_layout(b), any_layout(out))
     arguments = (at(ints, 0), at(ints, 1), at(matrix, 0), at(ints, 2), at(pivots, 0),
                  at(right, 0), at(ints, 3), at(ints, 4))
     lowered = one_blas_thread(float(n) * n * (n + k), n * k < 10000)
@@ -276,7 +277,7 @@ def solve_into(a: Array, b: Array, out: Array) -> int:
     else:
         sgesv(*arguments)
     restore_blas_threads(lowered)
-    _copy_back(right, out)
+    _copy_back(any_layout(right), any_layout(out))
     return int(ints[4])
 
 
@@ -287,14 +288,14 @@ def cho_solve_into(c: Array, b: Array, out: Array, lower: bool) -> int:
     n, k = b.shape
     if _too_long(n, k):
         return TOO_LONG
-    if not _c_contiguous(out):
+    if not _c_contiguous(any_layout(out)):
         return NOT_C_CONTIGUOUS
     if n == 0 or k == 0:
         return 0
-    factor, lead, transposed = _readable(c)
-    chars = np.array([_U if lower == transposed else _L], dtype=np.uint8)
-    ints = np.array([n, k, lead, n, 0], dtype=np.int32)
-    right = _right_side(b, out)
+    factor, lead, transposed = _readable(any_layout(c))
+    chars = array_of((_U if lower == transposed else _L,), np.uint8)
+    ints = array_of((n, k, lead, n, 0), np.int32)
+    right = _right_side(any_layout(b), any_layout(out))
     arguments = (at(chars, 0), at(ints, 0), at(ints, 1), at(factor, 0), at(ints, 2),
                  at(right, 0), at(ints, 3), at(ints, 4))
     lowered = one_blas_thread(float(n) * n * k, n * k < 512)
@@ -303,7 +304,7 @@ def cho_solve_into(c: Array, b: Array, out: Array, lower: bool) -> int:
     else:
         spotrs(*arguments)
     restore_blas_threads(lowered)
-    _copy_back(right, out)
+    _copy_back(any_layout(right), any_layout(out))
     return int(ints[4])
 
 
@@ -312,7 +313,7 @@ def _getrf(work: Array, pivots: Array) -> int:
     """getrf in place on the square C-contiguous `work`, read as the column-major
     transpose of its C contents; info > 0 for a singular matrix."""
     n = work.shape[0]
-    ints = np.array([n, n, n, 0], dtype=np.int32)
+    ints = array_of((n, n, n, 0), np.int32)
     arguments = (at(ints, 0), at(ints, 1), at(work, 0), at(ints, 2), at(pivots, 0), at(ints, 3))
     lowered = one_blas_thread(float(n) ** 3, n * n < 10000)
     if work.itemsize == 8:
@@ -331,14 +332,14 @@ def lu_factor_into(a: Array, lu_out: Array, pivots_out: Array) -> int:
     m, n = a.shape
     if _too_long(m, n):
         return TOO_LONG
-    if not (_c_contiguous(lu_out) and _c_contiguous(pivots_out)):
+    if not (_c_contiguous(any_layout(lu_out)) and _c_contiguous(any_layout(pivots_out))):
         return NOT_C_CONTIGUOUS
     if m == 0 or n == 0:
         return 0
-    work = np.empty((n, m), dtype=lu_out.dtype).T
-    _copy(a, work)
-    pivots = np.empty(min(m, n), dtype=np.int32)
-    ints = np.array([m, n, m, 0], dtype=np.int32)
+    work = new_array((n, m), lu_out.dtype).T
+    _copy(any_layout(a), any_layout(work))
+    pivots = new_array(min(m, n), np.int32)
+    ints = array_of((m, n, m, 0), np.int32)
     arguments = (at(ints, 0), at(ints, 1), at(work, 0), at(ints, 2), at(pivots, 0), at(ints, 3))
     lowered = one_blas_thread(float(m) * n * min(m, n), m * n < 10000)
     if work.itemsize == 8:
@@ -346,7 +347,7 @@ def lu_factor_into(a: Array, lu_out: Array, pivots_out: Array) -> int:
     else:
         sgetrf(*arguments)
     restore_blas_threads(lowered)
-    _copy(work, lu_out)
+    _copy(any_layout(work), any_layout(lu_out))
     for i in range(pivots.shape[0]):
         pivots_out[i] = pivots[i] - 1
     return min(int(ints[3]), 0)
@@ -374,24 +375,24 @@ def inv_into(a: Array, out: Array) -> int:
     """getrf and getri in `out`: a copied into C order is a^T column-major, and the
     inverse of a^T is inv(a)^T, which read in C order is inv(a). info > 0: singular."""
     n = a.shape[0]
-    if not _c_contiguous(out):
+    if not _c_contiguous(any_layout(out)):
         return NOT_C_CONTIGUOUS
     if n == 0:
         return 0
-    _copy(a, out)
-    pivots = np.empty(n, dtype=np.int32)
+    _copy(any_layout(a), any_layout(out))
+    pivots = new_array(n, np.int32)
     info = _getrf(out, pivots)
     if info != 0:
         return info
-    ints = np.array([n, n, -1, 0], dtype=np.int32)
-    work = np.empty(1, dtype=out.dtype)
+    ints = array_of((n, n, -1, 0), np.int32)
+    work = new_array(1, out.dtype)
     for attempt in range(2):
         if attempt == 1:
             length = _workspace_length(work)
             if length < 0:
                 return length
             ints[2] = length
-            work = np.empty(length, dtype=out.dtype)
+            work = new_array(length, out.dtype)
         arguments = (at(ints, 0), at(out, 0), at(ints, 1), at(pivots, 0), at(work, 0),
                      at(ints, 2), at(ints, 3))
         lowered = one_blas_thread(float(n) ** 3, n < 32)
@@ -409,9 +410,9 @@ def slogdet(a: Array) -> Any:
     with the same determinant): the signs of U's diagonal and one flip per row swap.
     NumPy's (0, -inf) for a singular matrix."""
     n = a.shape[0]
-    work = np.empty((n, n), dtype=a.dtype)
-    _copy(a, work)
-    pivots = np.empty(max(n, 1), dtype=np.int32)
+    work = new_array((n, n), a.dtype)
+    _copy(any_layout(a), any_layout(work))
+    pivots = new_array(max(n, 1), np.int32)
     sign, logabsdet = 1.0, 0.0
     if n > 0 and _getrf(work, pivots) > 0:
         sign, logabsdet = 0.0, -np.inf
@@ -421,7 +422,7 @@ def slogdet(a: Array) -> Any:
             if (pivots[i] != i + 1) != (entry < 0):
                 sign = -sign
             logabsdet += np.log(np.abs(entry))
-    result = np.empty(2, dtype=a.dtype)
+    result = new_array(2, a.dtype)
     result[0], result[1] = sign, logabsdet
     return result[0], result[1]
 
@@ -442,23 +443,23 @@ def eigh_into(a: Array, w_out: Array, v_out: Array, lower: bool) -> int:
     `lower` names is the other triangle there. syevd leaves the eigenvectors in the
     columns of that storage, the rows of `v_out`, which are then transposed in place."""
     n = a.shape[0]
-    if not (_c_contiguous(w_out) and _c_contiguous(v_out)):
+    if not (_c_contiguous(any_layout(w_out)) and _c_contiguous(any_layout(v_out))):
         return NOT_C_CONTIGUOUS
     if n == 0:
         return 0
-    _copy(a, v_out)
-    chars = np.array([_V, _U if lower else _L], dtype=np.uint8)
-    ints = np.array([n, n, -1, -1, 0], dtype=np.int32)
-    work = np.empty(1, dtype=v_out.dtype)
-    iwork = np.empty(1, dtype=np.int32)
+    _copy(any_layout(a), any_layout(v_out))
+    chars = array_of((_V, _U if lower else _L), np.uint8)
+    ints = array_of((n, n, -1, -1, 0), np.int32)
+    work = new_array(1, v_out.dtype)
+    iwork = new_array(1, np.int32)
     for attempt in range(2):
         if attempt == 1:
             length = _workspace_length(work)
             if length < 0:
                 return length
             ints[2], ints[3] = length, max(iwork[0], 1)
-            work = np.empty(ints[2], dtype=v_out.dtype)
-            iwork = np.empty(ints[3], dtype=np.int32)
+            work = new_array(ints[2], v_out.dtype)
+            iwork = new_array(ints[3], np.int32)
         arguments = (at(chars, 0), at(chars, 1), at(ints, 0), at(v_out, 0), at(ints, 1),
                      at(w_out, 0), at(work, 0), at(ints, 2), at(iwork, 0), at(ints, 3),
                      at(ints, 4))
@@ -481,21 +482,21 @@ def _gesdd(a: Array, jobz: int, s_out: Array, u_out: Array, vh_out: Array) -> in
     are written straight into the outputs. `jobz` 'N' leaves u_out and vh_out alone."""
     m, n = a.shape
     k = min(m, n)
-    work = np.empty((m, n), dtype=a.dtype)
-    _copy(a, work)
-    chars = np.array([jobz], dtype=np.uint8)
+    work = new_array((m, n), a.dtype)
+    _copy(any_layout(a), any_layout(work))
+    chars = array_of((jobz,), np.uint8)
     vh_lead = n if jobz != _N else 1
     u_lead = max(u_out.shape[1], 1) if jobz != _N else 1
-    ints = np.array([n, m, max(n, 1), vh_lead, u_lead, -1, 0], dtype=np.int32)
-    iwork = np.empty(8 * k, dtype=np.int32)
-    query = np.empty(1, dtype=a.dtype)
+    ints = array_of((n, m, max(n, 1), vh_lead, u_lead, -1, 0), np.int32)
+    iwork = new_array(8 * k, np.int32)
+    query = new_array(1, a.dtype)
     for attempt in range(2):
         if attempt == 1:
             length = _workspace_length(query)
             if length < 0:
                 return length
             ints[5] = length
-            query = np.empty(length, dtype=a.dtype)
+            query = new_array(length, a.dtype)
         arguments = (at(chars, 0), at(ints, 0), at(ints, 1), at(work, 0), at(ints, 2),
                      at(s_out, 0), at(vh_out, 0), at(ints, 3), at(u_out, 0), at(ints, 4),
                      at(query, 0), at(ints, 5), at(iwork, 0), at(ints, 6))
@@ -522,7 +523,7 @@ def svd_into(a: Array, u_out: Array, s_out: Array, vh_out: Array, full_matrices:
     m, n = a.shape
     if _too_long(m, n):
         return TOO_LONG
-    if not (_c_contiguous(u_out) and _c_contiguous(s_out) and _c_contiguous(vh_out)):
+    if not (_c_contiguous(any_layout(u_out)) and _c_contiguous(any_layout(s_out)) and _c_contiguous(any_layout(vh_out))):
         return NOT_C_CONTIGUOUS
     if min(m, n) == 0:
         _identity(u_out)
@@ -537,11 +538,11 @@ def svd_values_into(a: Array, s_out: Array) -> int:
     m, n = a.shape
     if _too_long(m, n):
         return TOO_LONG
-    if not _c_contiguous(s_out):
+    if not _c_contiguous(any_layout(s_out)):
         return NOT_C_CONTIGUOUS
     if min(m, n) == 0:
         return 0
-    unused = np.empty((1, 1), dtype=s_out.dtype)
+    unused = new_array((1, 1), s_out.dtype)
     return _gesdd(a, _N, s_out, unused, unused)
 
 
@@ -561,17 +562,17 @@ def qr_into(a: Array, q_out: Array, r_out: Array, complete: bool) -> int:
     for i in range(m):
         for j in range(n):
             work[i, j] = a[i, j]
-    tau = np.empty(max(k, 1), dtype=a.dtype)
-    ints = np.array([m, n, max(m, 1), -1, 0, q_columns, k], dtype=np.int32)
+    tau = new_array(max(k, 1), a.dtype)
+    ints = array_of((m, n, max(m, 1), -1, 0, q_columns, k), np.int32)
     if k > 0:
-        query = np.empty(1, dtype=a.dtype)
+        query = new_array(1, a.dtype)
         for attempt in range(2):
             if attempt == 1:
                 length = _workspace_length(query)
                 if length < 0:
                     return length
                 ints[3] = length
-                query = np.empty(length, dtype=a.dtype)
+                query = new_array(length, a.dtype)
             factor = (at(ints, 0), at(ints, 1), at(work, 0), at(ints, 2), at(tau, 0),
                       at(query, 0), at(ints, 3), at(ints, 4))
             lowered = one_blas_thread(float(m) * n * k, False)
@@ -587,14 +588,14 @@ def qr_into(a: Array, q_out: Array, r_out: Array, complete: bool) -> int:
         _identity(q_out)
         return int(ints[4])
     ints[3] = -1
-    query = np.empty(1, dtype=a.dtype)
+    query = new_array(1, a.dtype)
     for attempt in range(2):
         if attempt == 1:
             length = _workspace_length(query)
             if length < 0:
                 return length
             ints[3] = length
-            query = np.empty(length, dtype=a.dtype)
+            query = new_array(length, a.dtype)
         arguments = (at(ints, 0), at(ints, 5), at(ints, 6), at(work, 0), at(ints, 2),
                      at(tau, 0), at(query, 0), at(ints, 3), at(ints, 4))
         lowered = one_blas_thread(float(m) * q_columns * k, False)
@@ -628,7 +629,7 @@ _PADE_COEFFICIENTS = np.array([
 
 @library_function
 def _product(x: Array, y: Array) -> Array:
-    out = np.empty((x.shape[0], y.shape[1]), dtype=x.dtype)
+    out: Array = new_array((x.shape[0], y.shape[1]), x.dtype)
     matmul_into(x, y, out)
     return out
 
@@ -640,12 +641,12 @@ def expm_into(a: Array, out: Array) -> int:
     3, 5, 7 or 9 when a's 1-norm allows, else of degree 13 of a / 2^s, squared s times.
     A matrix holding inf or nan gives nan. info > 0: the approximant's solve failed."""
     n = a.shape[0]
-    if not _c_contiguous(out):
+    if not _c_contiguous(any_layout(out)):
         return NOT_C_CONTIGUOUS
     if n == 0:
         return 0
-    x = np.empty((n, n), dtype=np.float64)
-    _copy(a, x)
+    x = new_array((n, n), np.float64)
+    _copy(any_layout(a), any_layout(x))
     norm = 0.0
     for j in range(n):
         column = 0.0
@@ -683,11 +684,11 @@ def expm_into(a: Array, out: Array) -> int:
                      + b[7] * x6 + b[5] * x4 + b[3] * x2 + b[1] * identity)
         even = (_product(x6, b[12] * x6 + b[10] * x4 + b[8] * x2)
                 + b[6] * x6 + b[4] * x4 + b[2] * x2 + b[0] * identity)
-    result = np.empty((n, n), dtype=np.float64)
+    result = new_array((n, n), np.float64)
     info = solve_into(even - u, even + u, result)
     if info != 0:
         return info
     for _ in range(squarings):
         result = _product(result, result)
-    _copy(result, out)
+    _copy(any_layout(result), any_layout(out))
     return 0
