@@ -10,7 +10,7 @@ loop, so the summed array never exists.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 from fgraph import Apply, Constant, Graph, Variable
 from fgraph.variable import error_name
@@ -38,17 +38,19 @@ def emit_block(
     names: dict[Variable, str],
     module: ModuleBuilder,
     prefix: str = "",
-    plain_ends: bool = False,
+    plain_ends: bool | Collection[Variable] = False,
     labels: Mapping[Variable, str] | None = None,
 ) -> list[str]:
     """Statements computing every node of `graph`; `names` maps the graph's inputs to the
     names holding them (arrays) and receives the names of every computed variable (of
     the graph's outputs, arrays; of other 0-d values, maybe scalars: see `Scalars`).
 
-    With `plain_ends` (the entry function's block), the graph's 0-d inputs are held as
-    plain scalars and its 0-d outputs are named as plain scalars (an expression reading
-    the one element of a 0-d array the block has): a caller passes and gets numbers,
-    which numba unboxes and boxes at a fraction of a 0-d array's cost (0.25 us each).
+    With `plain_ends` True (the entry function's block), the graph's 0-d inputs are held
+    as plain scalars and its 0-d outputs are named as plain scalars (an expression
+    reading the one element of a 0-d array the block has): a caller passes and gets
+    numbers, which numba unboxes and boxes at a fraction of a 0-d array's cost (0.25 us
+    each). A collection instead names the 0-d inputs and outputs that are plain (a loop
+    body's 0-d sequence rows and per-step outputs, else a 0-d array each step).
 
     `labels`: how run-time errors name the graph's params (a loop body's, after the
     user's values feeding them); by default inputs are named by their own names."""
@@ -62,7 +64,8 @@ def emit_block(
         raise ValueError(f"{variable!r} is used before it is computed")
 
     positions = {node: number for number, node in enumerate(graph.nodes)}
-    scalars = Scalars(graph, plain_ends)
+    plain = _plain_ends(graph, plain_ends)
+    scalars = Scalars(graph, plain)
     roots: dict[Length, Length] = {}
 
     def info_of(node: Apply, arrays: dict[int, str]) -> NodeInfo:
@@ -103,7 +106,7 @@ def emit_block(
             names[output] = name
     for result in dict.fromkeys(graph.outputs):  # an output listed twice is named once
         names.setdefault(result, name_of(result))
-        if plain_ends and result.ndim == 0:
+        if result in plain:
             if result not in scalars.made:
                 names[result] = f"{names[result]}[()]"
             continue
@@ -111,6 +114,14 @@ def emit_block(
         lines += made
         names[result] = array
     return lines
+
+
+def _plain_ends(graph: Graph, plain_ends: bool | Collection[Variable]) -> set[Variable]:
+    """The graph's 0-d inputs and outputs held as plain scalars (`emit_block`)."""
+    ends = [*graph.inputs, *graph.outputs]
+    if isinstance(plain_ends, bool):
+        return {v for v in ends if v.ndim == 0} if plain_ends else set()
+    return {v for v in plain_ends if v.ndim == 0 and v in ends}
 
 
 class Scalars:
@@ -121,16 +132,17 @@ class Scalars:
     a kernel reading it reads it as a scalar; a shape vector is a tuple on the same
     terms. Kernels that need an array, and the graph's outputs, get one made from the
     scalar or tuple before they run: one per value, or a fresh one for a kernel that
-    overwrites it in place. With `plain_ends`, the graph's 0-d inputs are plain scalars
-    too, and its 0-d outputs are read as scalars."""
+    overwrites it in place. The graph's inputs and outputs in `plain` (0-d) are plain
+    scalars too: the inputs held so, the outputs read so."""
 
-    def __init__(self, graph: Graph, plain_ends: bool = False) -> None:
-        self.made: set[Variable] = {v for v in graph.inputs if v.ndim == 0} if plain_ends else set()
+    def __init__(self, graph: Graph, plain: Collection[Variable] = ()) -> None:
+        self.made: set[Variable] = {v for v in graph.inputs if v in plain}
         """The values that are plain: scalars (0-d, or of one element) and tuples."""
         self.tuples: set[Variable] = set()
         """The shape vectors among them, which are tuples."""
         self._arrays: dict[Variable, str] = {}
-        returned = {v for v in graph.outputs if v.ndim == 0} if plain_ends else set()
+        returned = {v for v in graph.outputs if v in plain}
+        outputs = set(graph.outputs)
         for node in graph.nodes:
             use = scalar_use(node.op)
             if use is None:
@@ -142,7 +154,10 @@ class Scalars:
                         self.made.add(output)
                         self.tuples.add(output)
                 elif use.makes and (output.ndim == 0 or (use.size_one and is_size_one(output.type))):
-                    if output in returned or any(_takes_scalar(client, k) for client, k in clients):
+                    unread = not clients and output not in outputs  # (slogdet's sign)
+                    if output in returned or unread or any(
+                        _takes_scalar(client, k) for client, k in clients
+                    ):
                         self.made.add(output)
 
     def read_plain(self, node: Apply, k: int) -> bool:

@@ -13,7 +13,8 @@ from collections.abc import Callable
 
 from fgraph import Op
 from numba_backend.registry import (
-    Allocation, ModuleBuilder, NodeInfo, dtype_expression, numba_kernel, unequal,
+    Allocation, ModuleBuilder, NodeInfo, dtype_expression, no_input, numba_kernel,
+    scalar_kernel, unequal,
 )
 from ops.determinants import Det, SLogDet
 from ops.factorizations import QR, SVD, Cholesky, Eigh
@@ -65,9 +66,12 @@ def _lines(
             f"the shapes do not fit (square matrices, equal contracted lengths, batch axes "
             f"equal or of static length 1): {shapes}', {', '.join(f'{x}.shape' for x in inputs)})",
         ]
-    for output, core, output_type in zip(node.outputs, output_cores(cores), node.output_types):
+    for k, (output, core) in enumerate(zip(node.outputs, output_cores(cores))):
+        if node.makes_scalar(k):
+            continue  # a plain scalar, which the call assigns
         shape = ", ".join([*batch, *core])
-        lines.append(Allocation(output, f"({shape}{',' if shape else ''})", output_type.dtype))
+        lines.append(Allocation(output, f"({shape}{',' if shape else ''})",
+                                node.output_types[k].dtype))
     indent = ""
     for axis in range(batch_rank):
         lines.append(f"{indent}for {prefix}j{axis} in range({batch[axis]}):")
@@ -85,10 +89,17 @@ def _lines(
     # Every call sees layout-'A' arrays and non-literal flags, so each LAPACK helper
     # compiles once per dtype, not once per layout and flag combination.
     input_views = [f"any_layout({view(name, t.shape)})" for name, t in zip(inputs, node.input_types)]
-    output_views = [
-        f"any_layout({view(name, None)})" if t.ndim > batch_rank else view(name, None)
-        for name, t in zip(node.outputs, node.output_types)
-    ]
+    def output_view(k: int) -> str:
+        """Where the call writes output k: a matrix view, one element of the batched
+        scalars, a 0-d array's element, or the plain scalar itself."""
+        name = node.outputs[k]
+        if node.output_types[k].ndim > batch_rank:
+            return f"any_layout({view(name, None)})"
+        if batch_rank:
+            return view(name, None)
+        return name if node.makes_scalar(k) else f"{name}[()]"
+
+    output_views = [output_view(k) for k in range(len(node.outputs))]
     lines += [f"{indent}{line}" for line in call(input_views, output_views)]
     return lines
 
@@ -180,28 +191,27 @@ def _inv(op: Inv, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     )
 
 
-def _scalar_target(view: str) -> str:
-    """Where one batch element's scalar goes: `out[j0]`, or `out[()]` without batch axes."""
-    return view if view.endswith("]") else f"{view}[()]"
-
-
 @numba_kernel.register
+@scalar_kernel(reads=no_input)
 def _det(op: Det, node: NodeInfo, module: ModuleBuilder) -> list[str]:
+    """The determinant of one matrix may be a plain scalar (no 0-d array allocated)."""
     return _lines(
-        op, node, lambda cores: [()], _square(0),
-        lambda a, out: [f"{_scalar_target(out[0])} = det({a[0]})"],
+        op, node, lambda cores: [()], _square(0), lambda a, out: [f"{out[0]} = det({a[0]})"],
     )
 
 
 @numba_kernel.register
+@scalar_kernel(reads=no_input)
 def _slogdet(op: SLogDet, node: NodeInfo, module: ModuleBuilder) -> list[str]:
+    """Sign and log-determinant of one matrix may be plain scalars (in a loop body, two
+    0-d arrays allocated each step were)."""
     p = node.prefix
     return _lines(
         op, node, lambda cores: [(), ()], _square(0),
         lambda a, out: [
             f"{p}sign, {p}logabsdet = slogdet({a[0]})",
-            f"{_scalar_target(out[0])} = {p}sign",
-            f"{_scalar_target(out[1])} = {p}logabsdet",
+            f"{out[0]} = {p}sign",
+            f"{out[1]} = {p}logabsdet",
         ],
     )
 

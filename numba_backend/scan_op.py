@@ -119,18 +119,22 @@ def _scan(op: Scan, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     step = f"{p}s"
     loop: list[str] = []
     for name, sequence, param in zip(rows, sequences, body.inputs[nc : nc + ns]):
-        if param.ndim == 0 and not scalar:
+        if param.ndim == 0 and not scalar and param in set(body.outputs[:nc]):
             loop += [f"{name} = new_array((), {dtype_expression(param.dtype)})",
-                     f"{name}[()] = {sequence}[{step}]"]
+                     f"{name}[()] = {sequence}[{step}]"]  # passed on as a carry's value
         else:
-            loop.append(f"{name} = {sequence}[{step}]")
+            loop.append(f"{name} = {sequence}[{step}]")  # a 0-d row: a plain scalar
     names: dict[Variable, str] = dict(zip(body.inputs, (*carries, *rows, *shared)))
+    # 0-d rows of sequences and 0-d per-step outputs (not also a carry's next value) are
+    # plain scalars in a body of arrays: a 0-d array each step for each was allocated.
+    carried = set(body.outputs[:nc])  # a carry's value is an array, whatever it is
+    plain = {v for v in (*body.inputs[nc : nc + ns], *body.outputs[nc:]) if v not in carried}
     if scalar:
         with sequential_code():
             loop += _scalar_block(body, names, module, f"{p}b_")
     else:
         labels = op.param_names(node.input_names)
-        block = emit_block(body, names, module, f"{p}b_", labels=labels)
+        block = emit_block(body, names, module, f"{p}b_", plain_ends=plain, labels=labels)
         preallocated, block = _reuse_buffers(body, nc, names, block, step, f"{p}u")
         lines += preallocated
         loop += block
@@ -154,11 +158,12 @@ def _scan(op: Scan, node: NodeInfo, module: ModuleBuilder) -> list[str]:
                 f"    raise ValueError('Scan: per-step output {y} changed shape in a step; its "
                 "rows must all have one shape')",
             ]
-        loop += _write_row(name, step, value, ys_type, scalar, f"{p}q")
+        plain_row = scalar or body.outputs[nc + y] in plain
+        loop += _write_row(name, step, value, ys_type, plain_row, f"{p}q")
     if nc:  # one tuple assignment: a carry's next value may be another carry's current one
         loop.append(f"{''.join(c + ', ' for c in carries)}= {''.join(v + ', ' for v in next_values)}")
     if op.while_loop:
-        stop = results[-1] + ("" if scalar else "[()]")
+        stop = results[-1] + ("" if scalar or body.outputs[-1] in plain else "[()]")
         loop += [f"{p}done += 1", f"if {stop}:", "    break"]
     lines.append(f"for {step} in {order}:")
     in_step = _in_step(step, op.loop_name(node.input_names))
