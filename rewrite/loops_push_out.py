@@ -35,7 +35,7 @@ from ops.creation import alloc
 from ops.dimshuffle import DimShuffle, transpose
 from ops.elemwise import Elemwise
 from ops.loop_layout import LoopInputs, StepParams
-from ops.loop_vectorize import steps_vary
+from ops.loop_ragged import steps_vary
 from ops.matmul import MatMul, matmul
 from ops.reduction import sum as reduce_sum
 from ops.scalar_ops import Add
