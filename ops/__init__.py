@@ -140,7 +140,6 @@ from ops.elementwise_functions import (
     tanh,
     true_div,
     trunc,
-    where,
 )
 from ops.elementwise_functions import angle, complex, conj, imag, real  # complex numbers
 from ops.grad import DisconnectedInputError, grad, hessian, jacobian, jvp, vjp
@@ -172,7 +171,7 @@ from ops.matmul import MatMul, dot, matmul, outer
 from ops.op_from_graph import OpFromGraph, op_from_graph
 from ops.sort import Argsort, SearchSorted, Sort, argsort, searchsorted, sort
 from ops.statistics import corrcoef, cov, median, percentile, quantile
-from ops.selection import flatnonzero, nonzero, unique
+from ops.selection import flatnonzero, nonzero, unique, where
 from ops.scan import Until, foldl, foldr, map, reduce, scan, until
 from ops.scan_op import Scan
 
