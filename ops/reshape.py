@@ -18,6 +18,7 @@ from fgraph.op import Array, Vectorized
 from fgraph.operators import TensorLike
 from fgraph.types import Shape as StaticShape
 from ops.convert import as_tensor
+from ops.dimshuffle import SHAPE_FUNCTIONS
 from ops.elementwise_functions import mul
 from ops.shape_vector import (
     ShapeLike,
@@ -219,3 +220,6 @@ def specify_shape(x: TensorLike, shape: ShapeLike) -> Variable:
         return variable  # nothing to refine or check
     static = tuple(None if n == -1 else n for n in expected.static)
     return SpecifyShape(static)(variable, expected.variable)
+
+
+SHAPE_FUNCTIONS.specify_shape = specify_shape  # for `DimShuffle`'s pullback (ops.dimshuffle)
