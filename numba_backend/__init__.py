@@ -32,7 +32,8 @@ from numba_backend import (
     subtensor,
     undefined_gradient,
 )
-from numba_backend.function import CompiledFunction, function
+from numba_backend.compile import function
+from numba_backend.compiled_function import CompiledFunction
 from numba_backend.heap import keep_working_memory
 from numba_backend.registry import MissingKernelError, numba_kernel
 from numba_backend.specialize import ShapeSpecializedFunction
