@@ -261,7 +261,7 @@ class Variable(Frozen):
         `eval`, through the reference evaluator)."""
         # Here, not at the top: the evaluator walks nodes of variables, so it imports
         # this module (the lowest of the graph's); `eval` is a convenience on top of it.
-        from fgraph.evaluate import evaluate
+        from fgraph.evaluation import evaluate
 
         return evaluate([self], inputs or {})[0]
 

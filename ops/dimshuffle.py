@@ -21,10 +21,11 @@ from ops.convert import as_tensor
 @attrs.define
 class ShapeFunctions:
     """The function `DimShuffle`'s pullback needs from a module above this one:
-    `specify_shape` (`ops.reshape`), which states that a cotangent has length 1 where the
-    shuffle inserted axes. Shapes are built on `DimShuffle`, so `ops.reshape` imports
-    this module and sets `specify_shape` here when it is imported (the `ops` package
-    imports it), as a loop's derivatives register in `ops.scan_op.LOOP_RULES`."""
+    `specify_shape` (`ops.reshape_ops`), which states that a cotangent has length 1
+    where the shuffle inserted axes. Shapes are built on `DimShuffle`, so
+    `ops.reshape_ops` imports this module and sets `specify_shape` here when it is
+    imported (the `ops` package imports it), as a loop's derivatives register in
+    `ops.scan_op.LOOP_RULES`."""
 
     specify_shape: Callable[[Variable, tuple[int | None, ...]], Variable] | None = None
 
@@ -138,7 +139,7 @@ def cotangent_without_new_axes(order: tuple[int | None, ...], cotangent: Variabl
     if all(axis is not None for axis in order):
         return cotangent
     if any(axis is None and cotangent.type.shape[i] != 1 for i, axis in enumerate(order)):
-        assert SHAPE_FUNCTIONS.specify_shape is not None, "ops.reshape registers it"
+        assert SHAPE_FUNCTIONS.specify_shape is not None, "ops.reshape_ops registers it"
         cotangent = SHAPE_FUNCTIONS.specify_shape(
             cotangent, tuple(1 if axis is None else None for axis in order)
         )

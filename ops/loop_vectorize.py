@@ -34,7 +34,7 @@ from ops.loop_layout import LoopInputs, LoopOutputs, StepParams
 from ops.reduction import any as any_of
 from ops.reduction import max as max_of
 from ops.reduction import min as min_of
-from ops.reshape import reshape
+from ops.reshape_ops import reshape
 from ops.scan_grad import closed_scan
 from ops.scan_op import LOOP_RULES, Scan
 from ops.shape_vector import shape_i

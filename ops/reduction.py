@@ -32,7 +32,7 @@ from ops.convert import as_tensor, constant
 from ops.dimshuffle import DimShuffle, transpose
 from ops.elemwise import REDUCTION_OPS
 from ops.gradient_control import stop_gradient
-from ops.reshape import flatten, reshape
+from ops.reshape_ops import flatten, reshape
 from ops.shape_vector import shape_i
 from ops.elementwise_functions import (
     cast,

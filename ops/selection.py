@@ -23,9 +23,9 @@ from ops.elementwise_functions import where as elementwise_where
 from ops.join import concatenate
 from ops.numpy_functions import diff
 from ops.reduction import cumsum
-from ops.reshape import flatten, reshape
+from ops.reshape_ops import flatten, reshape
 from ops.shape_vector import shape_i
-from ops.sort import argsort, sort
+from ops.sort_ops import argsort, sort
 from ops.subtensor import set_subtensor
 
 

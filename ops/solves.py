@@ -15,7 +15,7 @@ from fgraph import Variable
 from fgraph.op import Array
 from ops.elemwise import fit_to
 from ops.elementwise_functions import add, neg
-from ops.matmul import matmul
+from ops.matmul_op import matmul
 from ops.matrix_op import LinAlgError, MatrixOp, Shape, same_length, square_length
 from ops.matrix_parts import mT, triangle
 

@@ -38,7 +38,7 @@ from ops.indexing import (
     slice_length,
     types_per_entry,
 )
-from ops.reshape import flatten
+from ops.reshape_ops import flatten
 from ops.shape_vector import shape_i
 from ops.indexing import FULL_SLICE
 

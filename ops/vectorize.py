@@ -21,8 +21,8 @@ from ops.broadcast import broadcast_to
 from ops.dimshuffle import expand_dims
 from ops.loop_ragged import without_ragged_reads
 from ops.numpy_functions import moveaxis
-from ops.reshape import reshape
-from ops.scan import scan
+from ops.reshape_ops import reshape
+from ops.scan_functions import scan
 
 __all__ = ["vectorize_graph", "vmap"]
 

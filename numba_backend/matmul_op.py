@@ -14,7 +14,7 @@ from fgraph.dtypes import is_bool, is_complex, is_float
 from numba_backend.registry import (
     Allocation, ModuleBuilder, NodeInfo, dtype_expression, numba_kernel, unequal,
 )
-from ops.matmul import MatMul
+from ops.matmul_op import MatMul
 
 
 @numba_kernel.register

@@ -27,7 +27,7 @@ from ops.dimshuffle import DimShuffle
 from ops.elementwise_functions import add, cast, second, zeros_like
 from ops.gradient_control import StopGradient
 from ops.join import stack
-from ops.scan import map as loop_map
+from ops.scan_functions import map as loop_map
 from ops.stable import StableForm, stable_form
 from ops.undefined_gradient import undefined_message
 

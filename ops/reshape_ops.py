@@ -45,7 +45,7 @@ def _static_size(shape: StaticShape) -> int | None:
     return None if None in shape else math.prod(n for n in shape if n is not None)
 
 
-# Kernel: numba_backend.reshape._reshape
+# Kernel: numba_backend.reshape_ops._reshape
 @attrs.frozen(cache_hash=True)
 class Reshape(Op):
     """`x` with the shape given by an int64 vector input (one entry may be -1: the rest of
@@ -151,7 +151,7 @@ def flatten(x: TensorLike, ndim: int = 1) -> Variable:
     return reshape(variable, [*leading, merged])
 
 
-# Kernel: numba_backend.reshape._specify_shape
+# Kernel: numba_backend.reshape_ops._specify_shape
 @attrs.frozen(cache_hash=True)
 class SpecifyShape(Op):
     """`x` itself, asserted to have the shape given by an int64 vector input (entries -1
