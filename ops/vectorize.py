@@ -6,7 +6,9 @@ inputs carry batch axes is replaced by its op's `vectorize` rule, declared next 
 (`Elemwise`, reductions, `DimShuffle`, `MatMul`, the linear-algebra ops, indexing, shape
 ops, `Reshape`, ...): one batched operation. An op without a rule is looped over the
 batch with a `scan` map, so every graph can be vectorized. Nodes that do not depend on
-the replaced inputs are kept as they are.
+the replaced inputs are kept as they are. What the rules share (batch lengths, the
+index updates' rule) is in `ops.batching`, below the ops; reads of a loop's traces that
+would be ragged are refused first (`ops.loop_ragged`).
 """
 
 from __future__ import annotations
