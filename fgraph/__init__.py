@@ -3,7 +3,7 @@
 from fgraph.dot import render_dot, to_dot
 from fgraph.dtypes import ALL_DTYPES, as_dtype, promote
 from fgraph.errors import DTypeError, MissingInputError, ShapeError
-from fgraph.evaluate import OpContractError, evaluate
+from fgraph.evaluation import OpContractError, evaluate
 from fgraph.graph import Graph
 from fgraph.intern import intern_table_sizes
 from fgraph.node import Apply, Output

@@ -9,6 +9,9 @@ elimination happens as a side effect of construction.
 not hold its outputs and no reference cycle keeps dropped graphs alive: dropping the
 last reference to a graph frees its nodes immediately, and their intern entries with
 them.
+
+Both pickle flat, as a record list (`fgraph.serialize`, which builds nodes and so
+registers their pickling with `copyreg` rather than being imported here).
 """
 
 from __future__ import annotations
@@ -94,11 +97,6 @@ class Apply(Frozen, metaclass=_ApplyMeta):
     def __repr__(self) -> str:
         return f"Apply({self.op}, inputs={len(self.inputs)}, position={self.position})"
 
-    def __reduce__(self) -> tuple[object, ...]:
-        from fgraph.serialize import flatten, unflatten_node
-
-        return (unflatten_node, (flatten(self.outputs),))
-
 
 @attrs.frozen(repr=False, order=False)
 class Output(Variable):
@@ -111,8 +109,3 @@ class Output(Variable):
     def __repr__(self) -> str:
         suffix = f".{self.index}" if len(self.owner.output_types) > 1 else ""
         return f"Output({self.owner.op}{suffix}: {self.type})"
-
-    def __reduce__(self) -> tuple[object, ...]:
-        from fgraph.serialize import flatten, unflatten_variable
-
-        return (unflatten_variable, (flatten((self,)),))

@@ -23,7 +23,7 @@ import numpy as np
 from fgraph.frozen import Frozen
 from fgraph.types import TensorType
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only: these modules import this one
     from fgraph.graph import Graph
     from fgraph.node import Apply
     from fgraph.variable import Variable
@@ -119,6 +119,8 @@ class Op(Frozen):
 
     def make_node(self, *inputs: Variable) -> Apply:
         """The (interned) node applying this op to `inputs`."""
+        # Here, not at the top: an op makes nodes and a node checks that it holds an Op,
+        # so `fgraph.node` imports this module, which is complete by the first node made.
         from fgraph.node import Apply
 
         return Apply(self, inputs)

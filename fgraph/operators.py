@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
 import numpy as np
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only: fgraph.variable imports this module
     from fgraph.variable import Variable
 
 TensorLike: TypeAlias = "Variable | np.ndarray[Any, np.dtype[Any]] | np.generic | bool | int | float | complex | list[Any] | tuple[Any, ...]"

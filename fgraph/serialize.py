@@ -5,15 +5,21 @@ of a 200 000-node chain would overflow the stack. Instead a graph is written as 
 list of node records (op, input references, position) in topological order and
 rebuilt in a loop; rebuilding goes through the constructors, so every node is
 re-interned in the unpickling process.
+
+`Apply` and `Output` pickle this way through Python's registry of reductions
+(`copyreg.pickle`, at the end of this module): `fgraph.node` cannot import this module,
+which builds nodes; `Graph.__reduce__` calls `flatten` itself.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import copyreg
+from collections.abc import Callable, Sequence
+from typing import cast
 
 import attrs
 
-from fgraph.node import Apply
+from fgraph.node import Apply, Output
 from fgraph.op import Op
 from fgraph.traverse import toposort
 from fgraph.variable import Variable
@@ -77,3 +83,17 @@ def unflatten_node(flat: FlatGraph) -> Apply:
     if owner is None:
         raise ValueError("a pickled node must be described by one of its outputs")
     return owner
+
+
+def _reduce_node(node: Apply) -> tuple[Callable[[FlatGraph], Apply], tuple[FlatGraph]]:
+    return (unflatten_node, (flatten(node.outputs),))
+
+
+def _reduce_output(output: Output) -> tuple[Callable[[FlatGraph], Output], tuple[FlatGraph]]:
+    # The one variable a pickled output's records describe is that output.
+    rebuild_output = cast(Callable[[FlatGraph], Output], unflatten_variable)
+    return (rebuild_output, (flatten((output,)),))
+
+
+copyreg.pickle(Apply, _reduce_node)
+copyreg.pickle(Output, _reduce_output)

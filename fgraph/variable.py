@@ -30,7 +30,7 @@ from fgraph.intern import InternedMeta, InternTable
 from fgraph.operators import Axis, TensorLike, api
 from fgraph.types import Shape, TensorType, format_shape
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only: fgraph.node imports this module
     from fgraph.node import Apply
 
 ReadOnlyArray = np.ndarray[Any, np.dtype[Any]]
@@ -259,7 +259,9 @@ class Variable(Frozen):
     def eval(self, inputs: Mapping[Variable, Any] | None = None) -> ReadOnlyArray:
         """This variable's value, given values for the inputs it depends on (PyTensor's
         `eval`, through the reference evaluator)."""
-        from fgraph.evaluate import evaluate
+        # Here, not at the top: the evaluator walks nodes of variables, so it imports
+        # this module (the lowest of the graph's); `eval` is a convenience on top of it.
+        from fgraph.evaluation import evaluate
 
         return evaluate([self], inputs or {})[0]
 

@@ -15,24 +15,25 @@ from numba_backend import (
     creation,
     dimshuffle,
     elemwise,
+    from_graph,
     fused,
     gradient_control,
     join,
     linalg,
-    matmul,
-    op_from_graph,
+    matmul_op,
     random_draw,
     reduction,
-    reshape,
+    reshape_ops,
     scalar_ops,
     scan_op,
     shape_vector,
-    sort,
+    sort_ops,
     special,
     subtensor,
     undefined_gradient,
 )
-from numba_backend.function import CompiledFunction, function
+from numba_backend.compile import function
+from numba_backend.compiled_function import CompiledFunction
 from numba_backend.heap import keep_working_memory
 from numba_backend.registry import MissingKernelError, numba_kernel
 from numba_backend.specialize import ShapeSpecializedFunction
@@ -47,16 +48,16 @@ KERNEL_MODULES: dict[str, ModuleType] = {
     "ops.elemwise": elemwise,
     "ops.fused": fused,
     "ops.gradient_control": gradient_control,
+    "ops.from_graph": from_graph,
     "ops.join": join,
-    "ops.matmul": matmul,
-    "ops.op_from_graph": op_from_graph,
+    "ops.matmul_op": matmul_op,
     "ops.random_draw": random_draw,
     "ops.reduction": reduction,
-    "ops.reshape": reshape,
+    "ops.reshape_ops": reshape_ops,
     "ops.scalar_ops": scalar_ops,
     "ops.scan_op": scan_op,
     "ops.shape_vector": shape_vector,
-    "ops.sort": sort,
+    "ops.sort_ops": sort_ops,
     "ops.special": special,
     "ops.special_bessel": special,  # with the other special functions' calls
     "ops.subtensor": subtensor,

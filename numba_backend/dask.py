@@ -44,7 +44,8 @@ from numba_backend.data_split import (
     rebuilt,
     split,
 )
-from numba_backend.function import CompiledFunction, function
+from numba_backend.compile import function
+from numba_backend.compiled_function import CompiledFunction
 from rewrite import optimize
 
 __all__ = ["DaskFunction", "UnsplittableGraphError", "dask_function"]

@@ -37,7 +37,7 @@ from ops.advanced_subtensor import AdvancedSubtensor
 from ops.dimshuffle import DimShuffle
 from ops.elemwise import ElementwiseOp
 from ops.indexing import FULL_SLICE, NewAxis, Symbolic, types_per_entry
-from ops.matmul import MatMul
+from ops.matmul_op import MatMul
 from ops.reduction import Reduction
 from ops.shape_vector import Shape, ShapeI
 from ops.subtensor import Subtensor

@@ -26,7 +26,7 @@ import numpy as np
 
 from fgraph import Graph, ShapeError, Variable, display_name, format_shape
 from numba_backend.caller import argument, count_error, positional
-from numba_backend.function import CompiledFunction, Result, from_optimized
+from numba_backend.compiled_function import CompiledFunction, Result, from_optimized
 from rewrite import optimize
 from rewrite.input_shapes import with_input_shapes
 

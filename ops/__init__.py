@@ -140,14 +140,13 @@ from ops.elementwise_functions import (
     tanh,
     true_div,
     trunc,
-    where,
 )
 from ops.elementwise_functions import angle, complex, conj, imag, real  # complex numbers
-from ops.grad import DisconnectedInputError, grad, hessian, jacobian, jvp, vjp
+from ops.gradients import DisconnectedInputError, grad, hessian, jacobian, jvp, vjp
 from ops.gradient_control import disconnected_grad, stop_gradient, zero_grad
 from ops.custom_derivative import custom_jvp, custom_vjp
 from ops import linalg as linalg
-from ops.einsum import einsum
+from ops.einsum_lowering import einsum
 from ops.linalg import kron
 from ops.vectorize import vectorize_graph, vmap
 from ops import random as random
@@ -168,12 +167,12 @@ from ops.special import (
     polygamma,
     psi,
 )
-from ops.matmul import MatMul, dot, matmul, outer
-from ops.op_from_graph import OpFromGraph, op_from_graph
-from ops.sort import Argsort, SearchSorted, Sort, argsort, searchsorted, sort
+from ops.matmul_op import MatMul, dot, matmul, outer
+from ops.from_graph import OpFromGraph, op_from_graph
+from ops.sort_ops import Argsort, SearchSorted, Sort, argsort, searchsorted, sort
 from ops.statistics import corrcoef, cov, median, percentile, quantile
-from ops.selection import flatnonzero, nonzero, unique
-from ops.scan import Until, foldl, foldr, map, reduce, scan, until
+from ops.selection import flatnonzero, nonzero, unique, where
+from ops.scan_functions import Until, foldl, foldr, map, reduce, scan, until
 from ops.scan_op import Scan
 
 # A loop's derivatives and vectorization build loops, so `ops.scan_op` cannot import them:
@@ -210,7 +209,7 @@ from ops.reduction import (
 )
 from ops.broadcast import BroadcastTo, broadcast_to
 from ops.join import Concatenate, Split, concatenate, stack
-from ops.reshape import Reshape, SpecifyShape, flatten, reshape, specify_shape
+from ops.reshape_ops import Reshape, SpecifyShape, flatten, reshape, specify_shape
 from ops.shape_vector import Shape, shape
 from ops.subtensor import IncSubtensor, Subtensor, inc_subtensor, set_subtensor, take
 

@@ -19,11 +19,11 @@ from fgraph.operators import (
 )
 import ops  # the package: `ufunc` finds NumPy's ufuncs among its public functions
 import ops.elementwise_functions as elementwise
-import ops.matmul as matmul_module
+import ops.matmul_op as matmul_module
 import ops.reduction as reduction
 import ops.subtensor as subtensor
 from ops.dimshuffle import DimShuffle, squeeze, transpose
-from ops.reshape import flatten, reshape
+from ops.reshape_ops import flatten, reshape
 from ops.scan_op import Scan
 from ops.shape_vector import shape
 

@@ -20,6 +20,7 @@ from fgraph import Op, TensorType, Variable, broadcast_shapes, format_shape
 from fgraph.dtypes import is_bool, is_integer
 from fgraph.errors import ShapeError
 from fgraph.op import Array, Vectorized
+from ops.batching import batched_update
 from ops.dimshuffle import DimShuffle
 from ops.elemwise import as_destroy_map
 from ops.indexing import (
@@ -180,8 +181,6 @@ class AdvancedIncSubtensor(IndexUpdate):
     ) -> Vectorized | None:
         """One update with full slices over the batch axes in front of the index, when
         the indices are not batched (else a loop over the batch): see `batched_update`."""
-        from ops.vectorize import batched_update
-
         if any(batched[2:]):
             return None
         entries = (*(FULL_SLICE,) * batch_ndim, *self.idx_list)

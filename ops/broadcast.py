@@ -120,7 +120,6 @@ class Stretch(Op, abc.ABC):
                  for k in range(batch_ndim)]
         entries = [self.shape[k] if self.shape[k] is not None else target[k] for k in range(rank)]
         stretched = type(self)((*value.type.shape[:batch_ndim], *self.shape))
-        from ops.shape_vector import as_shape_vector
         vector = as_shape_vector([*batch, *entries], str(self))
         return (stretched(value, vector.variable),), (True,)
 

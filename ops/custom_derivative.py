@@ -28,8 +28,8 @@ from fgraph import Input, MissingInputError, Variable, rebuild
 from fgraph.dtypes import is_inexact
 from ops.convert import as_tensor
 from ops.elementwise_functions import zeros_like
-from ops.grad import backpropagate, sum_by_variable
-from ops.op_from_graph import PullbackFunction, PushforwardFunction, op_from_graph
+from ops.gradients import backpropagate, sum_by_variable
+from ops.from_graph import PullbackFunction, PushforwardFunction, op_from_graph
 
 Result = Variable | tuple[Variable, ...]
 """What a decorated function returns: one variable or a tuple of them."""

@@ -7,7 +7,7 @@ squeeze are all spelled with it, so their rewrites (merging, cancelling) are one
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import attrs
 import numpy as np
@@ -16,6 +16,21 @@ from fgraph import Op, ShapeError, TensorType, Variable
 from fgraph.op import Array, Vectorized
 from fgraph.operators import TensorLike
 from ops.convert import as_tensor
+
+
+@attrs.define
+class ShapeFunctions:
+    """The function `DimShuffle`'s pullback needs from a module above this one:
+    `specify_shape` (`ops.reshape_ops`), which states that a cotangent has length 1
+    where the shuffle inserted axes. Shapes are built on `DimShuffle`, so
+    `ops.reshape_ops` imports this module and sets `specify_shape` here when it is
+    imported (the `ops` package imports it), as a loop's derivatives register in
+    `ops.scan_op.LOOP_RULES`."""
+
+    specify_shape: Callable[[Variable, tuple[int | None, ...]], Variable] | None = None
+
+
+SHAPE_FUNCTIONS = ShapeFunctions()
 
 
 def _as_order(order: Sequence[int | None]) -> tuple[int | None, ...]:
@@ -124,9 +139,8 @@ def cotangent_without_new_axes(order: tuple[int | None, ...], cotangent: Variabl
     if all(axis is not None for axis in order):
         return cotangent
     if any(axis is None and cotangent.type.shape[i] != 1 for i, axis in enumerate(order)):
-        from ops.reshape import specify_shape
-
-        cotangent = specify_shape(
+        assert SHAPE_FUNCTIONS.specify_shape is not None, "ops.reshape_ops registers it"
+        cotangent = SHAPE_FUNCTIONS.specify_shape(
             cotangent, tuple(1 if axis is None else None for axis in order)
         )
     return DimShuffle(tuple(i for i, axis in enumerate(order) if axis is not None))(cotangent)

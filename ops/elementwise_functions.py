@@ -11,8 +11,6 @@ which imports the scalar ops by name: the one import cycle of the elementwise fa
 
 from __future__ import annotations
 
-from typing import overload
-
 import numpy as np
 import numpy.typing as npt
 
@@ -191,27 +189,11 @@ def clip(x: TensorLike, lo: TensorLike | None, hi: TensorLike | None) -> Variabl
     return elemwise(Clip(), x, lo, hi)
 
 
-@overload
-def where(cond: TensorLike) -> tuple[Variable, ...]: ...
-
-
-@overload
-def where(cond: TensorLike, x: TensorLike, y: TensorLike) -> Variable: ...
-
-
-def where(
-    cond: TensorLike, x: TensorLike | None = None, y: TensorLike | None = None
-) -> Variable | tuple[Variable, ...]:
+def where(cond: TensorLike, x: TensorLike, y: TensorLike) -> Variable:
     """`x` where `cond` is true (nonzero), `y` elsewhere, as `numpy.where`. The result
     dtype comes from x and y alone, so `cond` never promotes it. A Python bool `cond` is
     refused: it is what `x == y` gives (identity), never an elementwise comparison.
-    With `cond` alone, `nonzero(cond)`, as NumPy."""
-    if x is None and y is None:
-        from ops.selection import nonzero  # selections build on elementwise ops
-
-        return nonzero(cond)
-    if x is None or y is None:
-        raise TypeError("where: give both x and y, or neither (then it is nonzero(cond))")
+    `pt.where` (`ops.selection.where`) also takes `cond` alone, as NumPy: a selection."""
     condition = as_tensor(as_condition(cond, "where: cond"), name="cond")
     return map_scalar_op(Switch(), (condition, *as_tensors_weak((x, y))))
 

@@ -10,7 +10,7 @@ not turn out to be 1 at run time while others are longer (give it static length 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
@@ -22,6 +22,20 @@ from fgraph.op import Array, Vectorized
 from ops.dimshuffle import DimShuffle, left_pad_rank
 from ops.undefined_gradient import undefined_message
 from ops.scalar_ops import Add, Cast, Mul, ScalarOp, Second
+
+
+@attrs.define
+class ReductionOps:
+    """The op `fit_to` needs from a module above this one: `sum`, `ops.reduction.Sum`,
+    which sums a derivative over the axes its input was broadcast along. `Sum`'s own
+    derivative broadcasts with an `Elemwise`, so `ops.reduction` imports this module and
+    sets `sum` here when it is imported (the `ops` package imports it), as a loop's
+    derivatives register in `ops.scan_op.LOOP_RULES`."""
+
+    sum: Callable[[tuple[int, ...]], Op] | None = None
+
+
+REDUCTION_OPS = ReductionOps()
 
 
 def as_destroy_map(pairs: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], ...]:
@@ -211,9 +225,8 @@ def fit_to(target: Variable, value: Variable) -> Variable:
         if want == 1 and got != 1
     )
     if axes:
-        from ops.reduction import Sum
-
-        kept = Sum(axes)(value)
+        assert REDUCTION_OPS.sum is not None, "ops.reduction registers it"
+        kept = REDUCTION_OPS.sum(axes)(value)
         order = iter(range(kept.ndim))
         restored = tuple(None if axis in axes else next(order) for axis in range(value.ndim))
         value = DimShuffle(restored)(kept)

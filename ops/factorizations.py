@@ -33,7 +33,7 @@ from ops.elementwise_functions import (
     zeros_like,
 )
 from ops.join import concatenate
-from ops.matmul import matmul
+from ops.matmul_op import matmul
 from ops.matrix_op import LinAlgError, MatrixOp, Shape, square_length
 from ops.matrix_parts import (
     diag_embed,

@@ -26,7 +26,7 @@ from ops.elemwise import (
     inplace_suffix,
 )
 from ops.elementwise_functions import elemwise, second, zeros_like
-from ops.grad import jvp, vjp
+from ops.gradients import jvp, vjp
 
 
 LABEL_OPS = 32

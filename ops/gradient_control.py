@@ -10,8 +10,8 @@ Both are identities in value: the `rewrite` pipelines remove them (`fast_run`,
 `fast_compile`), so compiled code pays nothing, while a gradient taken before compiling
 keeps their effect. No cotangent flows through either (`grad` does not pull zeros back
 through the graph above a stop, so an op there need not be differentiable, and an
-`inf` there cannot turn the zero into `nan`); `ops.grad.backpropagate` gives zeros to the
-variables a zero-gradient stop alone connects to the cost.
+`inf` there cannot turn the zero into `nan`); `ops.gradients.backpropagate` gives zeros to
+the variables a zero-gradient stop alone connects to the cost.
 """
 
 from __future__ import annotations

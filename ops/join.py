@@ -19,7 +19,7 @@ from fgraph.operators import TensorLike
 from ops.convert import as_tensor
 from ops.dimshuffle import expand_dims, normalize_axis
 from ops.elementwise_functions import zeros_like
-from ops.reshape import flatten
+from ops.reshape_ops import flatten
 from ops.shape_vector import (
     ShapeLike,
     as_shape_vector,

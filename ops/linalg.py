@@ -4,7 +4,7 @@ Stacked matrices (leading batch axes) work everywhere, as in NumPy. Integer inpu
 converted to float64; float32 stays float32. The ops (`Cholesky`, `Solve`, ...) live in
 `ops.factorizations`, `ops.solves` and `ops.determinants`; what NumPy computes from them
 (`pinv`, `lstsq`, `norm`, `matrix_power`, `kron`, `einsum`) is written here and in
-`ops.einsum` as graphs of those ops, so it needs no kernel of its own.
+`ops.einsum_lowering` as graphs of those ops, so it needs no kernel of its own.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from ops.elementwise_functions import (
     where,
 )
 from ops.factorizations import QR, SVD, Cholesky, Eigh
-from ops.matmul import matmul, outer
+from ops.matmul_op import matmul, outer
 from ops.matrix_op import LinAlgError, as_matrix_operand, pad_batch
 from ops.lu import LUFactor, PivotPermutation, permutation_matrix
 from ops.matrix_exponential import Expm
@@ -52,7 +52,7 @@ from ops.reduction import any as any_true
 from ops.reduction import max as reduce_max
 from ops.reduction import min as reduce_min
 from ops.reduction import sum as reduce_sum
-from ops.reshape import reshape
+from ops.reshape_ops import reshape
 from ops.solves import CholeskySolve, Inv, Solve, SolveTriangular
 
 __all__ = [

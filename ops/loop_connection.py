@@ -26,7 +26,7 @@ Positions = frozenset[int]
 def inner_dependencies(graph: Graph, differentiable: bool) -> tuple[Positions, ...]:
     """Per output of `graph`, the positions of the inputs it depends on: with
     `differentiable`, along float or complex values only (a derivative stops at an
-    integer or boolean value, as `ops.grad` stops it, and at a `disconnected_grad`);
+    integer or boolean value, as `ops.gradients` stops it, and at a `disconnected_grad`);
     else along values, a shape read depending on no value (a batch's examples all have
     the same shape)."""
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from fgraph import Apply, TensorType, Variable, toposort
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # for the annotation only: ops.scan_op imports this module
     from ops.scan_op import Scan
 
 RowLength = int | tuple[int, int] | None

@@ -24,7 +24,7 @@ from ops.creation import arange, eye
 from ops.dimshuffle import expand_dims
 from ops.elemwise import fit_to
 from ops.elementwise_functions import add, cast, eq
-from ops.matmul import matmul
+from ops.matmul_op import matmul
 from ops.matrix_op import MatrixOp, Shape
 from ops.matrix_parts import mT, triangle
 from ops.solves import SolveTriangular

@@ -7,7 +7,7 @@ from fgraph import Variable
 from ops.creation import arange, eye
 from ops.dimshuffle import expand_dims
 from ops.elementwise_functions import eq, gt, lt, mul, where
-from ops.matmul import swap_last_axes
+from ops.matmul_op import swap_last_axes
 from ops.numpy_functions import diagonal, tril, triu
 
 

@@ -42,10 +42,10 @@ from ops.elementwise_functions import (
 from ops.elementwise_functions import exp as _exp
 from ops.join import concatenate
 from ops.join import split as split_sizes
-from ops.matmul import matmul
+from ops.matmul_op import matmul
 from ops.reduction import all as reduce_all
 from ops.reduction import sum as reduce_sum
-from ops.reshape import flatten, reshape
+from ops.reshape_ops import flatten, reshape
 from ops.shape_vector import ShapeLike, as_shape_vector, shape_i
 from ops.subtensor import set_subtensor
 

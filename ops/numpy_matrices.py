@@ -20,7 +20,7 @@ from ops.dimshuffle import expand_dims, normalize_axis
 from ops.elementwise_functions import cast, ge, int_div, le, minimum, mod, mul, neg, sub
 from ops.join import stack
 from ops.numpy_functions import moveaxis
-from ops.reshape import flatten, reshape, specify_shape
+from ops.reshape_ops import flatten, reshape, specify_shape
 from ops.shape_vector import shape_i, static_value
 from ops.subtensor import set_subtensor
 

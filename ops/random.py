@@ -39,7 +39,7 @@ from ops.convert import as_tensor, constant
 from ops.dimshuffle import expand_dims
 from ops.elementwise_functions import add, cast, le, lt, minimum, mul, sub
 from ops.linalg import cholesky
-from ops.matmul import matmul, swap_last_axes
+from ops.matmul_op import matmul, swap_last_axes
 from ops.random_draw import DISTRIBUTIONS, STATE_TYPE, RandomDraw, check_state, state_to_array
 from ops.reduction import cumsum
 from ops.reduction import sum as reduce_sum

@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 import attrs
 import numpy as np
 
-import ops.elementwise_functions as ew
+import ops.elementwise_functions as ew  # partials are elementwise graphs: a cycle, read at call time
 from fgraph import Constant, DTypeError, Variable, as_dtype
 from fgraph.dtypes import is_complex, is_inexact
 from fgraph.op import Array

@@ -29,12 +29,12 @@ from fgraph.dtypes import is_inexact
 from fgraph.traverse import rebuild
 from ops.elemwise import Elemwise
 from ops.elementwise_functions import add, eq, minimum, where, zeros_like
-from ops.grad import backpropagate, propagate_tangents, sum_by_variable
+from ops.gradients import backpropagate, propagate_tangents, sum_by_variable
 from ops.dimshuffle import DimShuffle
 from ops.loop_connection import loop_dependencies
 from ops.loop_layout import LoopInputs
 from ops.scan_op import LOOP_RULES, Scan
-from ops.reshape import reshape
+from ops.reshape_ops import reshape
 from ops.shape_vector import static_value
 from ops.scalar_ops import Second
 from ops.indexing import Slice

@@ -1,7 +1,7 @@
 """`Scan`: a loop as one frozen op holding its step function as a closed inner graph.
 
 The loop has four kinds of values and nothing else (taps, reversed iteration and
-closures are desugared by `ops.scan.scan` before the op is built):
+closures are desugared by `ops.scan_functions.scan` before the op is built):
 
 - **carries**: state fed from one step to the next, given an initial value;
 - **sequences**: arrays whose row `t` the step `t` reads;
@@ -50,7 +50,7 @@ import numpy as np
 from fgraph import DTypeError, Graph, Op, Param, ShapeError, TensorType, Variable, evaluate
 from fgraph.dtypes import is_integer
 from fgraph.errors import RUN_TIME_ERRORS, reraise_in_context
-from fgraph.evaluate import input_names
+from fgraph.evaluation import input_names
 from fgraph.op import Array, Vectorized
 from ops.loop_layout import LoopInputs, LoopOutputs, StepParams, StepResults, T
 from ops.loop_rows import RowLength, empty_row_lengths

@@ -1,4 +1,5 @@
-"""Selections whose length depends on the values: `nonzero`, `flatnonzero` and `unique`.
+"""Selections whose length depends on the values: `nonzero`, `flatnonzero` and `unique`
+(and `where`, which is `nonzero` given its condition alone, elementwise otherwise).
 
 Their results have unknown lengths (`int64(?,)`), which fgraph's types carry like any
 other. They are compositions around one masked index (`arange(n)[mask]`, which the
@@ -18,12 +19,13 @@ from fgraph.operators import TensorLike
 from ops.convert import as_tensor
 from ops.creation import arange, ones_like, zeros
 from ops.elementwise_functions import int_div, isnan, logical_and, logical_not, mod, neq
+from ops.elementwise_functions import where as elementwise_where
 from ops.join import concatenate
 from ops.numpy_functions import diff
 from ops.reduction import cumsum
-from ops.reshape import flatten, reshape
+from ops.reshape_ops import flatten, reshape
 from ops.shape_vector import shape_i
-from ops.sort import argsort, sort
+from ops.sort_ops import argsort, sort
 from ops.subtensor import set_subtensor
 
 
@@ -62,6 +64,28 @@ def nonzero(a: TensorLike) -> tuple[Variable, ...]:
         indices.append(block if axis == 0 else mod(block, length))
         stride = length * stride
     return tuple(reversed(indices))
+
+
+@overload
+def where(cond: TensorLike) -> tuple[Variable, ...]: ...
+
+
+@overload
+def where(cond: TensorLike, x: TensorLike, y: TensorLike) -> Variable: ...
+
+
+def where(
+    cond: TensorLike, x: TensorLike | None = None, y: TensorLike | None = None
+) -> Variable | tuple[Variable, ...]:
+    """`x` where `cond` is true (nonzero), `y` elsewhere, as `numpy.where`. The result
+    dtype comes from x and y alone, so `cond` never promotes it. A Python bool `cond` is
+    refused: it is what `x == y` gives (identity), never an elementwise comparison.
+    With `cond` alone, `nonzero(cond)`, as NumPy."""
+    if x is None and y is None:
+        return nonzero(cond)
+    if x is None or y is None:
+        raise TypeError("where: give both x and y, or neither (then it is nonzero(cond))")
+    return elementwise_where(cond, x, y)
 
 
 @overload

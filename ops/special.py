@@ -84,7 +84,7 @@ class PolyGamma(ScalarOp):
     nin = 2
 
     def impl(self, *inputs: Array) -> Array:
-        import scipy.special
+        import scipy.special  # here, not at import: it would slow every `import ops`
 
         return np.asarray(scipy.special.polygamma(*inputs))
 
@@ -147,7 +147,7 @@ def _gammainc_der_a(a: float, x: float) -> float:
         return 0.0
     log_x = math.log(x)
     log_term = a * log_x - x - math.lgamma(a + 1)
-    import scipy.special
+    import scipy.special  # here, not at import: it would slow every `import ops`
 
     psi = float(scipy.special.digamma(a + 1))
     total, k = 0.0, 0
@@ -478,7 +478,7 @@ class BetaIncDer(ScalarOp):
     nin = 3
 
     def impl(self, *inputs: Array) -> Array:
-        import scipy.special as sc
+        import scipy.special as sc  # here, not at import: it would slow every `import ops`
 
         a, b, x = np.broadcast_arrays(*inputs)
         values = [

@@ -30,7 +30,7 @@ class SciPyOp(ScalarOp):
     scipy_name: ClassVar[str]
 
     def impl(self, *inputs: Array) -> Array:
-        import scipy.special
+        import scipy.special  # here, not at import: it would slow every `import ops`
 
         return np.asarray(getattr(scipy.special, self.scipy_name)(*inputs))
 

@@ -21,11 +21,11 @@ from ops.convert import as_tensor
 from ops.dimshuffle import DimShuffle, expand_dims, transpose
 from ops.elementwise_functions import cast, clip, eq, floor, ge, isnan, maximum, mod, sqrt, where
 from ops.join import concatenate
-from ops.matmul import matmul
+from ops.matmul_op import matmul
 from ops.numpy_functions import diagonal
 from ops.reduction import mean, merge_axes_last, normalize_axes, restore_axes
 from ops.shape_vector import shape_i
-from ops.sort import sort
+from ops.sort_ops import sort
 
 
 def _ordered(a: TensorLike, axis: Axis, what: str) -> tuple[Variable, Variable, tuple[int, ...]]:

@@ -18,6 +18,7 @@ from fgraph.dtypes import can_cast_safely, is_integer
 from fgraph.op import Array, Vectorized
 from fgraph.operators import TensorLike
 from ops.advanced_subtensor import AdvancedIncSubtensor, AdvancedSubtensor
+from ops.batching import batched_update
 from ops.convert import as_tensor, as_tensors_weak
 from ops.dimshuffle import normalize_axis
 from ops.elemwise import as_destroy_map
@@ -37,7 +38,7 @@ from ops.indexing import (
     slice_length,
     types_per_entry,
 )
-from ops.reshape import flatten
+from ops.reshape_ops import flatten
 from ops.shape_vector import shape_i
 from ops.indexing import FULL_SLICE
 
@@ -112,8 +113,6 @@ class IncSubtensor(IndexUpdate):
     ) -> Vectorized | None:
         """One update with full slices over the batch axes, which lead its region, when
         the indices are not batched (else a loop over the batch): see `batched_update`."""
-        from ops.vectorize import batched_update
-
         if any(batched[2:]):
             return None
         entries = (*(FULL_SLICE,) * batch_ndim, *self.idx_list)

@@ -6,7 +6,9 @@ inputs carry batch axes is replaced by its op's `vectorize` rule, declared next 
 (`Elemwise`, reductions, `DimShuffle`, `MatMul`, the linear-algebra ops, indexing, shape
 ops, `Reshape`, ...): one batched operation. An op without a rule is looped over the
 batch with a `scan` map, so every graph can be vectorized. Nodes that do not depend on
-the replaced inputs are kept as they are.
+the replaced inputs are kept as they are. What the rules share (batch lengths, the
+index updates' rule) is in `ops.batching`, below the ops; reads of a loop's traces that
+would be ragged are refused first (`ops.loop_ragged`).
 """
 
 from __future__ import annotations
@@ -16,21 +18,15 @@ from typing import cast
 
 from fgraph import DTypeError, Graph, Input, Param, ShapeError, TensorType, Variable, toposort
 from fgraph.node import Apply
-from fgraph.op import Vectorized
+from ops.batching import batch_lengths, lengths_after
 from ops.broadcast import broadcast_to
-from ops.creation import alloc
-from ops.dimshuffle import DimShuffle, expand_dims
-from ops.indexing import IndexUpdate
+from ops.dimshuffle import expand_dims
+from ops.loop_ragged import without_ragged_reads
 from ops.numpy_functions import moveaxis
-from ops.reshape import reshape
+from ops.reshape_ops import reshape
+from ops.scan_functions import scan
 
-__all__ = ["pad_batch_axes", "vectorize_graph", "vmap"]
-
-
-def pad_batch_axes(x: Variable, batch_ndim: int) -> Variable:
-    """`x` with `batch_ndim` leading axes of length 1 (an unbatched operand, made to
-    broadcast against batched ones)."""
-    return x if batch_ndim == 0 else DimShuffle((*(None,) * batch_ndim, *range(x.ndim)))(x)
+__all__ = ["vectorize_graph", "vmap"]
 
 
 def vectorize_graph(
@@ -49,8 +45,6 @@ def _vectorized(
     outputs: Sequence[Variable], replace: Mapping[Variable, Variable]
 ) -> list[tuple[Variable, bool]]:
     """Each output vectorized, and whether it carries the batch axes."""
-    from ops.loop_vectorize import without_ragged_reads
-
     batch_ndim = _batch_ndim(replace)
     outputs = without_ragged_reads(outputs, replace)
     memo: dict[Variable, tuple[Variable, bool]] = {v: (b, True) for v, b in replace.items()}
@@ -100,14 +94,13 @@ def _loop(
 ) -> tuple[tuple[Variable, ...], tuple[bool, ...]]:
     """The node's op applied to each element of the batch by a `scan` map over the batch
     axes, flattened into one (and restored afterwards)."""
-    from ops.scan import scan
-
     lengths = batch_lengths([v for v, flag in zip(inputs, batched) if flag], batch_ndim)
     total: Variable | int = 1
     for length in lengths:
         total = length if isinstance(total, int) and total == 1 else total * length
     sequences = [
-        reshape(broadcast_to(v, [*lengths, *_lengths(v, batch_ndim)]), [total, *_lengths(v, batch_ndim)])
+        reshape(broadcast_to(v, [*lengths, *lengths_after(v, batch_ndim)]),
+                [total, *lengths_after(v, batch_ndim)])
         for v, flag in zip(inputs, batched) if flag
     ]
     constants = [v for v, flag in zip(inputs, batched) if not flag]
@@ -121,62 +114,8 @@ def _loop(
     mapped: object = scan(step, sequences=sequences, non_sequences=constants)
     # scan gives a single variable for a one-output step, a tuple otherwise.
     outputs = (mapped,) if isinstance(mapped, Variable) else tuple(cast(tuple[Variable, ...], mapped))
-    restored = tuple(reshape(o, [*lengths, *_lengths(o, 1)]) for o in outputs)
+    restored = tuple(reshape(o, [*lengths, *lengths_after(o, 1)]) for o in outputs)
     return restored, (True,) * len(restored)
-
-
-def _lengths(x: Variable, skip: int) -> list[Variable | int]:
-    """x's lengths after its first `skip` axes (static where known)."""
-    lengths: list[Variable | int] = []
-    for axis in range(skip, x.ndim):
-        static = x.type.shape[axis]
-        lengths.append(static if static is not None else x.shape[axis])
-    return lengths
-
-
-def batch_lengths(batched: list[Variable], batch_ndim: int) -> list[Variable | int]:
-    """The broadcast batch lengths: per axis, from an operand whose length is not a
-    static 1."""
-    lengths: list[Variable | int] = []
-    for axis in range(batch_ndim):
-        full = [v for v in batched if v.type.shape[axis] != 1]
-        source = full[0] if full else batched[0]
-        static = source.type.shape[axis]
-        lengths.append(static if static is not None else source.shape[axis])
-    return lengths
-
-
-def batched_update(
-    example: IndexUpdate, update: IndexUpdate, inputs: tuple[Variable, ...],
-    batched: tuple[bool, ...], batch_ndim: int, position: int,
-) -> Vectorized:
-    """The index update `example(x, y, *indices)`, with unbatched indices, mapped over
-    the batch as one update: `update` is `example` with full slices over the batch axes
-    put in front of its index; its region holds the batch axes at `position` (0, unless
-    NumPy moves the advanced index axes first).
-
-    The result is one `x` per example, so an `x` that does not span the batch
-    (unbatched, or of static batch length 1 while `y` is not) is first copied over it,
-    into a fresh array (`alloc`) the update may then overwrite in place (a broadcast
-    view could only be copied again). `y` gets the region's missing leading axes behind
-    its batch axes (of length 1 when unbatched), which then move to `position`, so that
-    it broadcasts against each example's region as it did unbatched."""
-    x, y, *indices = inputs
-    example_x = TensorType(x.dtype, x.type.shape[batch_ndim:] if batched[0] else x.type.shape)
-    region_ndim = len(example.indexed_shape(example_x, tuple(v.type for v in indices)))
-    lengths = batch_lengths([v for v, flag in zip((x, y), batched) if flag], batch_ndim)
-    if not batched[0]:
-        x = alloc(pad_batch_axes(x, batch_ndim), [*lengths, *_lengths(x, 0)])
-    elif any(x.type.shape[axis] == 1 and not (isinstance(length, int) and length == 1)
-             for axis, length in enumerate(lengths)):
-        x = alloc(x, [*lengths, *_lengths(x, batch_ndim)])
-    own = y.ndim - batch_ndim if batched[1] else y.ndim
-    batch_axes: list[int | None] = list(range(batch_ndim)) if batched[1] else [None] * batch_ndim
-    own_axes: list[int | None] = [*(None,) * (region_ndim - own), *range(y.ndim - own, y.ndim)]
-    order = (*own_axes[:position], *batch_axes, *own_axes[position:])
-    if order != tuple(range(y.ndim)):
-        y = DimShuffle(order)(y)
-    return (update(x, y, *indices),), (True,)
 
 
 InAxes = int | None | Sequence[int | None]
@@ -230,13 +169,13 @@ def _example_input(batched: Variable) -> Variable:
 def _repeated(value: Variable, length: Variable) -> Variable:
     """An output that is the same for every element, repeated along the batch (JAX's
     `vmap` broadcasts such outputs too)."""
-    return broadcast_to(expand_dims(value, 0), [length, *_lengths(value, 0)])
+    return broadcast_to(expand_dims(value, 0), [length, *lengths_after(value, 0)])
 
 
 def broadcast_batch(value: Variable, lengths: Sequence[Variable | int]) -> Variable:
     """An unbatched `value` repeated over batch axes of the given lengths."""
     return broadcast_to(expand_dims(value, tuple(range(len(lengths)))) if lengths else value,
-                        [*lengths, *_lengths(value, 0)])
+                        [*lengths, *lengths_after(value, 0)])
 
 
 def batched_body(
@@ -262,7 +201,7 @@ def batched_body(
         for k in grown:
             flags[k] = True
     reference = next(p for p, flag in zip(params, flags) if flag)
-    inner_lengths = _lengths(reference, 0)[:batch_ndim]
+    inner_lengths = lengths_after(reference, 0)[:batch_ndim]
     outputs = [
         broadcast_batch(value, inner_lengths) if k < n_carries and flags[k] and not flag else value
         for k, (value, flag) in enumerate(results)

@@ -22,7 +22,7 @@ from rewrite.loops_merge import merge_loops
 from rewrite.loops_trace import trim_traces
 from rewrite.pipeline import Pass, Pipeline, RulePass, pass_name, rule_pass
 from rewrite.pipelines import FAST_COMPILE, FAST_RUN, INNER_GRAPHS, NONE, PIPELINES, optimize
-from rewrite.rule import (
+from rewrite.rules import (
     AnyRule,
     ContextRule,
     ContextualRule,

@@ -22,11 +22,11 @@ from ops.creation import Alloc
 from ops.dimshuffle import DimShuffle, left_pad_rank
 from ops.elemwise import Elemwise
 from ops.elementwise_functions import ones_like
-from ops.reshape import Reshape
+from ops.reshape_ops import Reshape
 from ops.scalar_ops import Add, Cast, Mul, Neg, Pow, Second, Sub, TrueDiv
 from ops.shape_vector import Shape, ShapeI
 from rewrite.patterns import fit_to_type, is_constant_value, replacement
-from rewrite.rule import RuleSet, rule
+from rewrite.rules import RuleSet, rule
 
 
 # --- neutral elements ------------------------------------------------------------------------

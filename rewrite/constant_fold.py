@@ -20,7 +20,7 @@ import numpy as np
 
 from fgraph import Apply, Constant, DTypeError, ShapeError, TensorType, Variable, evaluate
 from fgraph.op import Array
-from rewrite.rule import RuleSet
+from rewrite.rules import RuleSet
 
 MAX_FOLDED_ELEMENTS = 10_000
 """Most elements (over all outputs of a node) that folding materializes as constants."""

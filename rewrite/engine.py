@@ -71,7 +71,7 @@ from rewrite.errors import (
     RewriteWarning,
     describe_node,
 )
-from rewrite.rule import AnyRule, ContextualRule, RuleSet
+from rewrite.rules import AnyRule, ContextualRule, RuleSet
 from rewrite.trace import RuleFailed, RuleFired, Trace
 
 DEFAULT_MAX_ITERATIONS = 1000

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from fgraph import Apply, Variable
 from ops.gradient_control import StopGradient
-from rewrite.rule import RuleSet, rule
+from rewrite.rules import RuleSet, rule
 
 
 @rule(StopGradient)

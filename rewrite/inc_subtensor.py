@@ -29,7 +29,7 @@ from ops.scalar_ops import Second
 from ops.subtensor import IncSubtensor, basic_indexed_shape
 from rewrite.index_items import FULL, Item, SliceItem, indexed_axes, pack, unpack
 from rewrite.patterns import is_constant_value, replacement
-from rewrite.rule import RuleSet, rule
+from rewrite.rules import RuleSet, rule
 from rewrite.subtensor import broadcast_value, canonical_item, canonical_items, disjoint
 
 

@@ -56,7 +56,7 @@ from rewrite.context import RewriteContext
 from rewrite.engine import rewrite_graph
 from rewrite.inc_subtensor import is_zeros
 from rewrite.patterns import replacement
-from rewrite.rule import RuleSet, context_rule
+from rewrite.rules import RuleSet, context_rule
 
 MIN_TERMS = 4
 """Fewest terms of one template worth vectorizing: measured cold, four terms of the

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from fgraph import Apply, Variable, rebuild
-from ops.op_from_graph import OpFromGraph
-from rewrite.rule import RuleSet, rule
+from ops.from_graph import OpFromGraph
+from rewrite.rules import RuleSet, rule
 
 
 @rule(OpFromGraph)

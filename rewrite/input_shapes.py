@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 
 from fgraph import Apply, Graph, Input, Op, Param, TensorType, Variable, format_shape
 from fgraph.errors import ShapeError
-from ops.op_from_graph import OpFromGraph
+from ops.from_graph import OpFromGraph
 from ops.scan_op import Scan
 from rewrite.inner import evolve_inner_graph
 

@@ -18,7 +18,7 @@ from ops.subtensor import Subtensor
 from rewrite.index_items import FULL, Item, SliceItem, slice_of_range, static_range, subtensor
 from rewrite.index_items import unpack
 from rewrite.patterns import replacement
-from rewrite.rule import RuleSet, rule
+from rewrite.rules import RuleSet, rule
 
 
 def _part_bounds(parts: Sequence[Variable], axis: int) -> list[tuple[int, int]] | None:

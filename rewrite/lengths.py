@@ -28,13 +28,13 @@ from ops.elemwise import Elemwise
 from ops.factorizations import Cholesky
 from ops.fused import Fused
 from ops.indexing import FULL_SLICE, IndexUpdate, NewAxis, Slice
-from ops.matmul import MatMul
+from ops.matmul_op import MatMul
 from ops.matrix_op import MatrixOp
 from ops.reduction import Cumulative, Reduction
-from ops.reshape import Reshape, SpecifyShape
+from ops.reshape_ops import Reshape, SpecifyShape
 from ops.shape_vector import MakeVector, Shape, ShapeI, static_value
 from ops.solves import CholeskySolve, Inv, Solve, SolveTriangular
-from ops.sort import Sort
+from ops.sort_ops import Sort
 from ops.subtensor import Subtensor
 
 SAME_CORE_AS_INPUT: dict[type[MatrixOp], int] = {

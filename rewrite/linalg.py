@@ -30,7 +30,7 @@ from ops.dimshuffle import DimShuffle
 from ops.elemwise import Elemwise
 from ops.elementwise_functions import abs, add, log, sign
 from ops.factorizations import QR, Cholesky
-from ops.matmul import MatMul
+from ops.matmul_op import MatMul
 from ops.matrix_op import pad_batch
 from ops.matrix_parts import matrix_diagonal, mT
 from ops.reduction import prod
@@ -40,7 +40,7 @@ from ops.shape_vector import MakeVector
 from ops.solves import CholeskySolve, Inv, Solve
 from rewrite.context import RewriteContext
 from rewrite.patterns import constant_data, is_constant_value, replacement
-from rewrite.rule import RuleSet, context_rule, rule
+from rewrite.rules import RuleSet, context_rule, rule
 
 
 @rule(MatMul)

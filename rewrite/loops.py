@@ -31,7 +31,7 @@ from rewrite.loops_push_out import (
 from rewrite.loops_trace import final_instead_of_last_row, static_length, trim_traces
 from rewrite.loops_unroll import unroll
 from rewrite.loops_unused import inline_constants, merge_duplicates, remove_unused
-from rewrite.rule import RuleSet
+from rewrite.rules import RuleSet
 
 LOOP_RULES = RuleSet(
     "loops",

@@ -23,10 +23,10 @@ from fgraph.traverse import rebuild
 from ops.creation import Alloc
 from ops.dimshuffle import DimShuffle
 from ops.elemwise import Elemwise
-from ops.matmul import MatMul
+from ops.matmul_op import MatMul
 from ops.indexing import Slice
 from ops.reduction import Reduction
-from ops.reshape import SpecifyShape, specify_shape
+from ops.reshape_ops import SpecifyShape, specify_shape
 from ops.scalar_ops import Maximum, Minimum
 from ops.scan_op import Scan
 from ops.shape_vector import MakeVector, Shape, ShapeI, shape_i, static_value

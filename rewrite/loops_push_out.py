@@ -35,8 +35,8 @@ from ops.creation import alloc
 from ops.dimshuffle import DimShuffle, transpose
 from ops.elemwise import Elemwise
 from ops.loop_layout import LoopInputs, StepParams
-from ops.loop_vectorize import steps_vary
-from ops.matmul import MatMul, matmul
+from ops.loop_ragged import steps_vary
+from ops.matmul_op import MatMul, matmul
 from ops.reduction import sum as reduce_sum
 from ops.scalar_ops import Add
 from ops.scan_op import Scan
@@ -53,7 +53,7 @@ from rewrite.loops_common import (
     sequences_cover,
 )
 from rewrite.patterns import fit_to_type
-from rewrite.rule import rule
+from rewrite.rules import rule
 
 
 @rule(Scan)

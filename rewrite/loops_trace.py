@@ -50,7 +50,7 @@ from rewrite.loops_common import (
     rows_for_steps,
     static_steps,
 )
-from rewrite.rule import rule
+from rewrite.rules import rule
 
 WINDOW_MAX = 8
 """Largest trace window `keep_last_rows` makes (reads further back keep the whole trace)."""

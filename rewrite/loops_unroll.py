@@ -28,7 +28,7 @@ from rewrite.loops_common import (
     rows_for_steps,
 )
 from rewrite.patterns import fit_to_type
-from rewrite.rule import rule
+from rewrite.rules import rule
 
 UNROLL_MAX_STEPS = 8
 """Loops of more constant steps stay loops: unrolling pays when the copies simplify

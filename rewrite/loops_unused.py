@@ -40,7 +40,7 @@ from rewrite.loops_common import (
     param_reads,
     replaced_outputs,
 )
-from rewrite.rule import context_rule, rule
+from rewrite.rules import context_rule, rule
 
 
 @context_rule(Scan)

@@ -15,7 +15,7 @@ import attrs
 
 from fgraph import Graph
 from rewrite.engine import DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_SWEEPS, rewrite_graph
-from rewrite.rule import RuleSet
+from rewrite.rules import RuleSet
 
 
 class Pass(Protocol):

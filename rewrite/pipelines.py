@@ -22,10 +22,10 @@ from rewrite.inline import INLINE
 from rewrite.inner import InnerGraphPass
 from rewrite.join import JOIN
 from rewrite.linalg import LINALG
-from rewrite.matmul import MATMUL
+from rewrite.matmul_op import MATMUL
 from rewrite.inplace import inplace_pass
 from rewrite.pipeline import Fixpoint, Pipeline, rule_pass
-from rewrite.rule import RuleSet
+from rewrite.rules import RuleSet
 from rewrite.loops import loop_pass
 from rewrite.shapes import SHAPES
 from rewrite.specialize import SPECIALIZE

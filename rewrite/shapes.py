@@ -30,7 +30,7 @@ from ops.creation import Alloc, alloc
 from ops.dimshuffle import DimShuffle
 from ops.elemwise import Elemwise
 from ops.reduction import Max, Min, Prod, Reduction, Sum
-from ops.reshape import Reshape
+from ops.reshape_ops import Reshape
 from ops.scalar_ops import Second
 from ops.indexing import NewAxis
 from ops.shape_vector import MakeVector, Shape, ShapeI, shape_i, static_value
@@ -38,7 +38,7 @@ from ops.subtensor import Subtensor
 from rewrite.index_items import FULL, Item, SliceItem, unpack
 from rewrite.lengths import length_source
 from rewrite.patterns import replacement
-from rewrite.rule import RuleSet, rule
+from rewrite.rules import RuleSet, rule
 
 
 def _is_non_negative_shape(vector: Variable) -> bool:

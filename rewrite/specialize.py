@@ -22,7 +22,7 @@ from fgraph.dtypes import is_float, is_inexact
 from ops.elemwise import Elemwise
 from ops.scalar_ops import Mul, Pow, Reciprocal, Sqrt, Square, TrueDiv
 from rewrite.patterns import constant_data, fit_to_type, is_constant_value, replacement
-from rewrite.rule import RuleSet, rule
+from rewrite.rules import RuleSet, rule
 
 
 def _single_value(variable: Variable) -> float | None:

@@ -24,7 +24,7 @@ from ops.elemwise import Elemwise
 from ops.scalar_ops import Add, Exp, Expm1, Log, Log1p, Sub
 from ops.stable import StableForm
 from rewrite.patterns import fit_to_type, is_constant_value, replacement
-from rewrite.rule import RuleSet, rule
+from rewrite.rules import RuleSet, rule
 
 
 @rule(Elemwise)

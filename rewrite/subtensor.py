@@ -40,7 +40,7 @@ from rewrite.index_items import (
 )
 from rewrite.context import RewriteContext
 from rewrite.patterns import replacement
-from rewrite.rule import RuleSet, context_rule, rule
+from rewrite.rules import RuleSet, context_rule, rule
 
 
 # --- one canonical form per index -------------------------------------------------------------

@@ -21,7 +21,7 @@ import ops as pt
 from fgraph import Graph, Input, Variable, check_graph, evaluate
 from numba_backend import CompiledFunction, function
 from numba_backend.codegen import GeneratedModule, entry_name, generate
-from numba_backend.function import _compiled
+from numba_backend.compiled_function import _compiled
 from rewrite import optimize
 
 Array = np.ndarray[Any, np.dtype[Any]]
@@ -295,8 +295,8 @@ def test_code_numba_cannot_type_fails_once_without_dropping_the_cache(
     name = entry_name(graph)
     broken = f"import numba\n\n@numba.njit(cache=True)\ndef {name}(i0):\n    return (i0 + 'a',)\n"
     forgotten: list[str] = []
-    # The module, not the `function` that `numba_backend` exports under the same name.
-    module = importlib.import_module("numba_backend.function")
+    # The module whose `generate` and `forget_numba_cache` a compile calls.
+    module = importlib.import_module("numba_backend.compiled_function")
     monkeypatch.setattr(module, "generate", lambda *_: GeneratedModule(broken, name, ()))
     monkeypatch.setattr(module, "forget_numba_cache", lambda d: forgotten.append(d.__name__))
     try:
@@ -341,7 +341,7 @@ def test_graphs_differing_only_in_constants_share_compiled_code() -> None:
 def test_float16_is_computed_in_float32_and_refused_where_not_widened() -> None:
     """`function` widens float16 to float32 (numba_backend.float16); a float16 graph
     given to `from_optimized` directly is refused naming the variable."""
-    from numba_backend.function import from_optimized
+    from numba_backend.compiled_function import from_optimized
 
     x = pt.vector("half", dtype="float16")
     got = function([x], x * 2)(np.array([1.5, 3.0], np.float16))
@@ -352,7 +352,7 @@ def test_float16_is_computed_in_float32_and_refused_where_not_widened() -> None:
 
 
 def test_outputs_that_may_alias_are_known_from_the_graph() -> None:
-    from numba_backend.function import may_alias
+    from numba_backend.compiled_function import may_alias
 
     x = pt.vector("x")
     fresh = pt.exp(x)

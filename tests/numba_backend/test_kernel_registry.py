@@ -1,7 +1,7 @@
 """Every op the `ops` package defines has a numba kernel: there is no object-mode
 fallback, so a missing registration would only show when a user compiles that op. And
 each kernel is where a newcomer looks for it: in the module of `numba_backend` named as
-its op's module (`ops/sort.py` -> `numba_backend/sort.py`), as `KERNEL_MODULES` lists."""
+its op's module (`ops/sort_ops.py` -> `numba_backend/sort_ops.py`), as `KERNEL_MODULES` lists."""
 
 from __future__ import annotations
 
@@ -85,7 +85,7 @@ def test_kernel_modules_are_named_as_their_op_modules() -> None:
 
 
 def test_each_op_names_its_kernel() -> None:
-    """The line above each op class (`# Kernel: numba_backend.sort._sort`) names the
+    """The line above each op class (`# Kernel: numba_backend.sort_ops._sort`) names the
     function that compiles it, so a reader of the op goes to its kernel in one step."""
     wrong = []
     for name, cls in concrete_op_classes().items():

@@ -10,7 +10,7 @@ import pytest
 
 import ops as pt
 from numba_backend import function
-from numba_backend.function import CompiledFunction
+from numba_backend.compiled_function import CompiledFunction
 from numba_backend.specialize import ShapeSpecializedFunction
 
 Array = np.ndarray[Any, np.dtype[Any]]

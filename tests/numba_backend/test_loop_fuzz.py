@@ -53,7 +53,7 @@ from rewrite.loops import LOOP_RULES as RULE_SET
 from rewrite.loops import loop_pass
 from rewrite.loops_merge import MERGES, merge_loops
 from rewrite.loops_trace import TRACE_TRANSFORMS, trim_traces
-from rewrite.rule import RuleSet
+from rewrite.rules import RuleSet
 from rewrite.inner import map_inner_graphs
 from rewrite.pipeline import Pass, Pipeline
 from rewrite.pipelines import FAST_RUN

@@ -23,7 +23,7 @@ import pytest
 import ops as pt
 from fgraph import Graph, Variable, evaluate
 from numba_backend import CompiledFunction, blas, function
-from numba_backend.function import caller, entry_signature
+from numba_backend.compiled_function import caller, entry_signature
 from numba_backend.threads import blas_threads
 from tests.numba_backend.test_cache import REPO_ROOT, worker_environment
 

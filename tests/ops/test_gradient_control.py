@@ -18,7 +18,7 @@ from fgraph import Graph, MissingInputError, Variable, check_graph, evaluate
 from fgraph.op import Array
 from numba_backend import function
 from ops.gradient_control import StopGradient
-from ops.op_from_graph import OpFromGraph
+from ops.from_graph import OpFromGraph
 from rewrite import optimize
 from tests.ops.checks import check_pullback, check_pushforward
 

@@ -21,7 +21,7 @@ from fgraph import (
     dprint,
     evaluate,
 )
-from ops.op_from_graph import InputPullback, OpFromGraph
+from ops.from_graph import InputPullback, OpFromGraph
 from tests.ops.checks import check_pullback, check_pushforward
 
 Variables = tuple[Variable, ...]

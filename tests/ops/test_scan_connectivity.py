@@ -13,7 +13,7 @@ import pytest
 import ops as pt
 from fgraph import Variable, evaluate
 from numba_backend import function
-from ops.grad import propagate_tangents
+from ops.gradients import propagate_tangents
 from ops.loop_connection import loop_dependencies
 from ops.scan_op import Scan
 from tests.ops.checks import numeric_gradient

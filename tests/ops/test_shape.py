@@ -10,7 +10,7 @@ import pytest
 
 import ops as pt
 from fgraph import DTypeError, Graph, ShapeError, check_graph, evaluate
-from ops.reshape import Reshape
+from ops.reshape_ops import Reshape
 from ops.shape_vector import Shape, ShapeI, as_shape_vector, shape_i
 from tests.ops.checks import check_pullback, check_pushforward, run
 from tests.ops.shape_checks import evaluate_checked, run_static

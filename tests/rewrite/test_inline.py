@@ -7,7 +7,7 @@ import numpy as np
 
 import ops as pt
 from fgraph import Graph, Variable, check_graph, evaluate
-from ops.op_from_graph import OpFromGraph
+from ops.from_graph import OpFromGraph
 from rewrite import FAST_COMPILE, FAST_RUN, optimize, rule_pass
 from rewrite.inline import INLINE
 

@@ -14,7 +14,7 @@ from fgraph.op import Array
 from numba_backend import function
 from rewrite import optimize
 from rewrite.linalg import LINALG, is_symmetric
-from rewrite.rule import RuleSet
+from rewrite.rules import RuleSet
 from rewrite.canonicalize import CANONICALIZE
 from tests.rewrite.algebra_checks import check_rewrite, ops_of
 

@@ -34,7 +34,7 @@ from rewrite.loops import LOOP_RULES, loop_pass
 from rewrite.loops_merge import MERGES, merge_loops
 from rewrite.loops_trace import TRACE_TRANSFORMS, trim_traces
 from rewrite.pipelines import SIMPLIFY, SIMPLIFY_AND_LIFT
-from rewrite.rule import AnyRule
+from rewrite.rules import AnyRule
 
 T = TypeVar("T")
 Outcome = tuple[str, Any]

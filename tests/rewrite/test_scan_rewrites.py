@@ -42,7 +42,7 @@ from rewrite.loops_trace import (
 )
 from rewrite.loops_unroll import unroll
 from rewrite.loops_unused import inline_constants, remove_unused
-from rewrite.rule import AnyRule
+from rewrite.rules import AnyRule
 
 Array = np.ndarray[Any, np.dtype[Any]]
 

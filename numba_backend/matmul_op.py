@@ -17,7 +17,7 @@ from numba_backend.blas import SMALL_PRODUCT
 from numba_backend.registry import (
     Allocation, ModuleBuilder, NodeInfo, dtype_expression, numba_kernel, unequal,
 )
-from ops.matmul import MatMul
+from ops.matmul_op import MatMul
 
 
 @numba_kernel.register

@@ -22,10 +22,12 @@ from fgraph import Input, Variable, display_name, rebuild, toposort
 from fgraph.dtypes import is_inexact
 from fgraph.node import Apply
 from ops.convert import constant
+from ops.creation import arange
 from ops.dimshuffle import DimShuffle
 from ops.elementwise_functions import add, cast, second, zeros_like
 from ops.gradient_control import StopGradient
 from ops.join import stack
+from ops.scan_functions import map as loop_map
 from ops.stable import StableForm, stable_form
 from ops.undefined_gradient import undefined_message
 
@@ -209,9 +211,6 @@ def _jacobian_loop(expression: Variable, wrt: Variable) -> Variable:
     """The rows of the jacobian of a vector of unknown length, as a loop over its entries
     (the loop reads the expression's values from outside; each step pulls one one-hot
     cotangent back)."""
-    from ops.creation import arange
-    from ops.scan import map as loop_map
-
     def row(entry: Variable) -> Variable:
         return grad(expression[entry], wrt, disconnected_inputs="ignore")
 

@@ -21,10 +21,10 @@ import attrs
 from fgraph import DTypeError, Graph, MissingInputError, Op, Param, ShapeError, TensorType
 from fgraph import Variable, evaluate
 from fgraph.dtypes import is_inexact
-from fgraph.evaluate import input_names
+from fgraph.evaluation import input_names
 from fgraph.op import Array
 from ops.elementwise_functions import zeros_like
-from ops.grad import backpropagate, propagate_tangents, sum_by_variable
+from ops.gradients import backpropagate, propagate_tangents, sum_by_variable
 
 # A pullback gets the inner graph's params, its outputs and one cotangent per output
 # (zeros for the outputs that receive none); it returns one gradient per input, or None
@@ -71,7 +71,7 @@ def _check_inner_graph(instance: object, attribute: object, graph: Graph) -> Non
         raise ValueError("OpFromGraph: the inner graph has no outputs")
 
 
-# Kernel: numba_backend.op_from_graph._op_from_graph
+# Kernel: numba_backend.from_graph._op_from_graph
 @attrs.frozen(cache_hash=True)
 class OpFromGraph(Op):
     """A closed inner graph applied as one op.

@@ -12,7 +12,7 @@ from numba_backend.registry import (
     numba_kernel,
     scalar_kernel,
 )
-from ops.sort import Argsort, SearchSorted, Sort
+from ops.sort_ops import Argsort, SearchSorted, Sort
 
 
 def _rows(node: NodeInfo, sort: str) -> list[str]:

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 
 from fgraph import Apply, Variable
 from ops.dimshuffle import DimShuffle, transpose
-from ops.matmul import MatMul
+from ops.matmul_op import MatMul
 from rewrite.patterns import replacement
-from rewrite.rule import RuleSet, rule
+from rewrite.rules import RuleSet, rule
 
 
 @rule(MatMul)

@@ -15,7 +15,7 @@ from fgraph import Variable
 from fgraph.aliasing import Aliasing
 from numba_backend.block import emit_block
 from numba_backend.registry import ModuleBuilder, NodeInfo, numba_kernel
-from ops.op_from_graph import OpFromGraph
+from ops.from_graph import OpFromGraph
 
 
 @numba_kernel.register

@@ -1,11 +1,11 @@
-"""Kernels of `ops.reshape` (`Reshape`, `SpecifyShape`): inlined NumPy calls numba
+"""Kernels of `ops.reshape_ops` (`Reshape`, `SpecifyShape`): inlined NumPy calls numba
 supports, the target shape a tuple (`numba_backend.shape_vector.shape_tuple`)."""
 
 from __future__ import annotations
 
 from numba_backend.registry import ModuleBuilder, NodeInfo, no_input, numba_kernel, only_input, scalar_kernel
 from numba_backend.shape_vector import shape_tuple
-from ops.reshape import Reshape, SpecifyShape
+from ops.reshape_ops import Reshape, SpecifyShape
 
 
 @numba_kernel.register

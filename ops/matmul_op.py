@@ -19,10 +19,10 @@ from ops.convert import as_tensor
 from ops.dimshuffle import DimShuffle, left_pad_rank
 from ops.elemwise import check_static_broadcast, fit_to
 from ops.elementwise_functions import add, mul
-from ops.reshape import flatten
+from ops.reshape_ops import flatten
 
 
-# Kernel: numba_backend.matmul._matmul
+# Kernel: numba_backend.matmul_op._matmul
 @attrs.frozen(cache_hash=True)
 class MatMul(Op):
     """`x @ y` for inputs of equal rank >= 2: (..., m, k) @ (..., k, n) -> (..., m, n)."""

@@ -18,6 +18,7 @@ from fgraph.op import Array, Vectorized
 from fgraph.operators import TensorLike
 from fgraph.types import Shape as StaticShape
 from ops.convert import as_tensor
+from ops.dimshuffle import SHAPE_FUNCTIONS
 from ops.elementwise_functions import mul
 from ops.shape_vector import (
     ShapeLike,
@@ -44,7 +45,7 @@ def _static_size(shape: StaticShape) -> int | None:
     return None if None in shape else math.prod(n for n in shape if n is not None)
 
 
-# Kernel: numba_backend.reshape._reshape
+# Kernel: numba_backend.reshape_ops._reshape
 @attrs.frozen(cache_hash=True)
 class Reshape(Op):
     """`x` with the shape given by an int64 vector input (one entry may be -1: the rest of
@@ -150,7 +151,7 @@ def flatten(x: TensorLike, ndim: int = 1) -> Variable:
     return reshape(variable, [*leading, merged])
 
 
-# Kernel: numba_backend.reshape._specify_shape
+# Kernel: numba_backend.reshape_ops._specify_shape
 @attrs.frozen(cache_hash=True)
 class SpecifyShape(Op):
     """`x` itself, asserted to have the shape given by an int64 vector input (entries -1
@@ -219,3 +220,6 @@ def specify_shape(x: TensorLike, shape: ShapeLike) -> Variable:
         return variable  # nothing to refine or check
     static = tuple(None if n == -1 else n for n in expected.static)
     return SpecifyShape(static)(variable, expected.variable)
+
+
+SHAPE_FUNCTIONS.specify_shape = specify_shape  # for `DimShuffle`'s pullback (ops.dimshuffle)

@@ -21,7 +21,7 @@ from ops.convert import as_tensor
 from ops.creation import arange
 from ops.dimshuffle import normalize_axis, transpose
 from ops.elementwise_functions import zeros_like
-from ops.reshape import flatten
+from ops.reshape_ops import flatten
 from ops.subtensor import inc_subtensor
 
 
@@ -32,7 +32,7 @@ def _check_sortable(op: Op, x: TensorType) -> None:
         raise DTypeError(f"{op}: complex values have no order here, got {x}")
 
 
-# Kernel: numba_backend.sort._sort
+# Kernel: numba_backend.sort_ops._sort
 @attrs.frozen
 class Sort(Op):
     """`x` sorted along its last axis."""
@@ -69,7 +69,7 @@ class Sort(Op):
         return (tangent[_along_last(x, Argsort()(x))],)
 
 
-# Kernel: numba_backend.sort._argsort
+# Kernel: numba_backend.sort_ops._argsort
 @attrs.frozen
 class Argsort(NonDifferentiable):
     """The indices that sort `x` along its last axis (stable: equal values keep their
@@ -84,7 +84,7 @@ class Argsort(NonDifferentiable):
         return (np.argsort(inputs[0], axis=-1, kind="stable").astype(np.int64),)
 
 
-# Kernel: numba_backend.sort._searchsorted
+# Kernel: numba_backend.sort_ops._searchsorted
 @attrs.frozen
 class SearchSorted(NonDifferentiable):
     """Where each of `values` would go in the sorted vector `sorted_array` to keep it

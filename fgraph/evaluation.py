@@ -15,18 +15,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from fgraph.errors import RUN_TIME_ERRORS, MissingInputError, is_located, reraise_in_context
+from fgraph.graph import Graph
 from fgraph.node import Apply
 from fgraph.op import Array, inner_graphs_of
 from fgraph.traverse import toposort
 from fgraph.variable import Constant, Variable, display_name, error_name
-
-if TYPE_CHECKING:
-    from fgraph.graph import Graph
 
 
 class OpContractError(AssertionError):
@@ -47,8 +45,6 @@ def evaluate(
     `names`: how run-time errors name root variables (an inner graph's params after the
     outer values feeding them); by default an input's own name.
     """
-    from fgraph.graph import Graph
-
     outputs = outputs.outputs if isinstance(outputs, Graph) else tuple(outputs)
     values: dict[Variable, Array] = {}
     for variable, value in inputs.items():

@@ -24,11 +24,11 @@ from fgraph.operators import TensorLike
 from ops.convert import as_tensor
 from ops.dimshuffle import squeeze, transpose
 from ops.elementwise_functions import cast
-from ops.matmul import MatMul
+from ops.matmul_op import MatMul
 from ops.numpy_functions import diagonal
 from ops.reduction import any as reduce_any
 from ops.reduction import sum as reduce_sum
-from ops.reshape import reshape
+from ops.reshape_ops import reshape
 
 _LETTERS = set(string.ascii_letters)
 _ELLIPSIS_LABELS = "".join(chr(0x3B1 + k) for k in range(64))
