@@ -36,6 +36,10 @@ tiny function, so start-up is not counted; the time is build + compile + first c
   before each, at the same paths, so numba's cache index still matches): the model
   unchanged (warm), one constant changed, one term changed (see `compile_models`), each
   as a fraction of that run's cold time.
+- New graph: a process with a new fgraph cache folder and numba's cache of the cold
+  process kept: a model never compiled, on a machine where fgraph has run before (the
+  library's numba helpers, such as the LAPACK calls, load instead of compiling), and
+  its ratio to JAX's time.
 
 A case that times out or fails is not run again in later repeats. Outputs are checked
 between the libraries (first run's values); a disagreement is printed under the table.
@@ -60,7 +64,7 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import attrs
 import numpy as np
@@ -283,6 +287,13 @@ def measure_model(
                     shutil.copytree(folder / f"{cache}-after-cold", folder / cache)
                 _measure_once(case, "fgraph", edit, name, caches, folder / "edit.npz", limits,
                               recompile=True)
+            # A graph never compiled, on a machine where fgraph has run before: a new
+            # fgraph cache folder, numba's cache of the library's helpers kept.
+            shutil.rmtree(folder / "numba")
+            shutil.copytree(folder / "numba-after-cold", folder / "numba")
+            new_graph = {**caches, "FGRAPH_CACHE_DIR": str(folder / "fgraph-new")}
+            _measure_once(case, "fgraph", "new graph", name, new_graph, folder / "new.npz",
+                          limits, recompile=True)
         if check and "fgraph" in saved:
             for library in saved.keys() - {"fgraph"}:
                 problem = _disagreement(saved["fgraph"], saved[library], model.checked_outputs)
@@ -291,14 +302,16 @@ def measure_model(
 
 
 def _measure_once(
-    case: Case, library: str, edit: Edit, name: str, environment: dict[str, str],
+    case: Case, library: str, edit: Edit | Literal["new graph"], name: str,
+    environment: dict[str, str],
     outputs: Path, limits: Limits, recompile: bool = False,
 ) -> bool:
     """Measure one process unless an earlier repeat failed; record and print it."""
     key = (library, "warm" if recompile and edit == "original" else edit)
     if key in case.failures:
         return False
-    result = run_worker(["--model-worker", library, name, edit, str(outputs)], environment,
+    built: Edit = "original" if edit == "new graph" else edit
+    result = run_worker(["--model-worker", library, name, built, str(outputs)], environment,
                         limits)
     label = f"{name} {library} {key[1] if recompile else 'cold'}"
     if isinstance(result, str):
@@ -335,8 +348,9 @@ def _median(values: Sequence[float]) -> float:
 
 def table(names: Sequence[str], cases: dict[str, Case], peers: Sequence[str]) -> str:
     """The models' table in Markdown."""
-    header = ["model", "fgraph cold s", "JAX s", "fgraph / JAX", "PyTensor s",
-              "generated lines", "peak MB fgraph / JAX", "warm", "constant edit", "term edit"]
+    header = ["model", "fgraph cold s", "JAX s", "fgraph / JAX", "new graph s (/ JAX)",
+              "PyTensor s", "generated lines", "peak MB fgraph / JAX", "warm",
+              "constant edit", "term edit"]
     rows = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
     for name in names:
         case = cases[name]
@@ -367,8 +381,15 @@ def table(names: Sequence[str], cases: dict[str, Case], peers: Sequence[str]) ->
             share = _median([run["seconds"] / c["seconds"] for run, c in zip(runs, cold)])
             return f"{share:.2f} ({_median([run['seconds'] for run in runs]):.2f} s)"
 
+        fresh = case.runs.get(("fgraph", "new graph"), [])
+        new_graph = (
+            f"{_median([f['seconds'] for f in fresh]):.2f} "
+            f"({_median([f['seconds'] / j['seconds'] for f, j in zip(fresh, jax)]):.1f}x)"
+            if fresh and jax else "—"
+        )
         memory = f"{cell('fgraph', field='peak_mb')} / {cell('jax', field='peak_mb')}"
-        row = [MODELS[name].title, cell("fgraph"), cell("jax"), ratio, cell("pytensor"),
+        row = [MODELS[name].title, cell("fgraph"), cell("jax"), ratio, new_graph,
+               cell("pytensor"),
                cell("fgraph", field="lines"), memory, fraction("warm"), fraction("constant"),
                fraction("term")]
         rows.append("| " + " | ".join(row) + " |")

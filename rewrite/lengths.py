@@ -24,9 +24,8 @@ from fgraph import Apply, Variable
 from ops.broadcast import BroadcastTo
 from ops.creation import Alloc, ARange
 from ops.dimshuffle import DimShuffle
-from ops.elemwise import Elemwise
+from ops.elemwise import ElementwiseOp
 from ops.factorizations import Cholesky
-from ops.fused import Fused
 from ops.indexing import FULL_SLICE, IndexUpdate, NewAxis, Slice
 from ops.matmul_op import MatMul
 from ops.matrix_op import MatrixOp
@@ -52,7 +51,7 @@ def length_source(x: Variable, axis: int) -> tuple[Variable, int] | None:
     if node is None:
         return None
     match node.op:
-        case Elemwise() | Fused():
+        case ElementwiseOp():
             return _broadcast_source(node.inputs, axis)
         case DimShuffle(order=order):
             kept = order[axis]
