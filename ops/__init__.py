@@ -176,7 +176,7 @@ from ops.scan_functions import Until, foldl, foldr, map, reduce, scan, until
 from ops.scan_op import Scan
 
 # A loop's derivatives and vectorization build loops, so `ops.scan_op` cannot import them:
-# they register themselves in `ops.scan_op.LOOP_RULES` when imported, here.
+# they register themselves in `ops.scan_op.LOOP_DELEGATES` when imported, here.
 from ops import loop_vectorize as loop_vectorize
 from ops import scan_grad as scan_grad
 from ops.reduction import (

@@ -25,7 +25,7 @@ class ShapeFunctions:
     where the shuffle inserted axes. Shapes are built on `DimShuffle`, so
     `ops.reshape_ops` imports this module and sets `specify_shape` here when it is
     imported (the `ops` package imports it), as a loop's derivatives register in
-    `ops.scan_op.LOOP_RULES`."""
+    `ops.scan_op.LOOP_DELEGATES`."""
 
     specify_shape: Callable[[Variable, tuple[int | None, ...]], Variable] | None = None
 

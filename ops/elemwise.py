@@ -30,7 +30,7 @@ class ReductionOps:
     which sums a derivative over the axes its input was broadcast along. `Sum`'s own
     derivative broadcasts with an `Elemwise`, so `ops.reduction` imports this module and
     sets `sum` here when it is imported (the `ops` package imports it), as a loop's
-    derivatives register in `ops.scan_op.LOOP_RULES`."""
+    derivatives register in `ops.scan_op.LOOP_DELEGATES`."""
 
     sum: Callable[[tuple[int, ...]], Op] | None = None
 

@@ -36,7 +36,7 @@ from ops.reduction import max as max_of
 from ops.reduction import min as min_of
 from ops.reshape_ops import reshape
 from ops.scan_grad import closed_scan
-from ops.scan_op import LOOP_RULES, Scan
+from ops.scan_op import LOOP_DELEGATES, Scan
 from ops.shape_vector import shape_i
 from ops.vectorize import batched_body, broadcast_batch, vectorize_graph
 
@@ -226,4 +226,4 @@ def _batch_first(trace: Variable, batch_ndim: int) -> Variable:
     return DimShuffle(order)(trace)
 
 
-LOOP_RULES.vectorize = vectorize_loop
+LOOP_DELEGATES.vectorize = vectorize_loop

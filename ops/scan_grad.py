@@ -33,7 +33,7 @@ from ops.gradients import backpropagate, propagate_tangents, sum_by_variable
 from ops.dimshuffle import DimShuffle
 from ops.loop_connection import loop_dependencies
 from ops.loop_layout import LoopInputs
-from ops.scan_op import LOOP_RULES, Scan
+from ops.scan_op import LOOP_DELEGATES, Scan
 from ops.reshape_ops import reshape
 from ops.shape_vector import static_value
 from ops.scalar_ops import Second
@@ -473,5 +473,5 @@ def _outputs_like(
     return (*finals, *kept, *ys, *((None,) if op.while_loop else ()))
 
 
-LOOP_RULES.pullback = scan_pullback
-LOOP_RULES.pushforward = scan_pushforward
+LOOP_DELEGATES.pullback = scan_pullback
+LOOP_DELEGATES.pushforward = scan_pushforward

@@ -64,7 +64,7 @@ ScanVectorize = Callable[["Scan", tuple[Variable, ...], tuple[bool, ...], int], 
 
 
 @attrs.define
-class LoopRules:
+class LoopDelegates:
     """What `Scan` delegates to the modules that build loops themselves, and so import this
     one: its derivatives (`ops.scan_grad` sets `pullback` and `pushforward`) and its
     vectorization (`ops.loop_vectorize` sets `vectorize`), each set when its module is
@@ -75,7 +75,7 @@ class LoopRules:
     vectorize: ScanVectorize | None = None
 
 
-LOOP_RULES = LoopRules()
+LOOP_DELEGATES = LoopDelegates()
 
 
 def _check_inner_graph(instance: Scan, attribute: object, graph: Graph) -> None:
@@ -151,8 +151,8 @@ class Scan(Op):
     ) -> Vectorized | None:
         """The loop with its body vectorized, not a loop over the batch; examples that
         stop at different steps each keep their own final state (`ops.loop_vectorize`)."""
-        assert LOOP_RULES.vectorize is not None, "ops.loop_vectorize registers it"
-        return LOOP_RULES.vectorize(self, inputs, batched, batch_ndim)
+        assert LOOP_DELEGATES.vectorize is not None, "ops.loop_vectorize registers it"
+        return LOOP_DELEGATES.vectorize(self, inputs, batched, batch_ndim)
 
     # -- layout ---------------------------------------------------------------------------
     @property
@@ -351,8 +351,8 @@ class Scan(Op):
         outputs: tuple[Variable, ...],
         cotangents: tuple[Variable | None, ...],
     ) -> tuple[Variable | None, ...]:
-        assert LOOP_RULES.pullback is not None, "ops.scan_grad registers it"
-        return LOOP_RULES.pullback(self, inputs, cotangents)
+        assert LOOP_DELEGATES.pullback is not None, "ops.scan_grad registers it"
+        return LOOP_DELEGATES.pullback(self, inputs, cotangents)
 
     def pushforward(
         self,
@@ -360,8 +360,8 @@ class Scan(Op):
         outputs: tuple[Variable, ...],
         tangents: tuple[Variable | None, ...],
     ) -> tuple[Variable | None, ...]:
-        assert LOOP_RULES.pushforward is not None, "ops.scan_grad registers it"
-        return LOOP_RULES.pushforward(self, inputs, tangents)
+        assert LOOP_DELEGATES.pushforward is not None, "ops.scan_grad registers it"
+        return LOOP_DELEGATES.pushforward(self, inputs, tangents)
 
     def __str__(self) -> str:
         flags = [f"carries={self.n_carries}", f"sequences={self.n_sequences}"]

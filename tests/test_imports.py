@@ -74,7 +74,7 @@ def test_every_module_imports_first_and_in_any_order() -> None:
 # An import inside a function hides a dependency, usually one that would close a cycle:
 # every module imports at its top (or, for annotations only, under `if TYPE_CHECKING:`),
 # and a lower module that needs something of a higher one gets it through a hook the
-# higher one fills (`ops.scan_op.LOOP_RULES`, `ops.elemwise.REDUCTION_OPS`,
+# higher one fills (`ops.scan_op.LOOP_DELEGATES`, `ops.elemwise.REDUCTION_OPS`,
 # `ops.dimshuffle.SHAPE_FUNCTIONS`). These are the imports left inside functions, each
 # for its reason; a new one fails here until it is moved, or listed with its reason.
 LAZY_IMPORTS: dict[tuple[str, str], str] = {
