@@ -63,6 +63,15 @@ of the inputs) to the inputs' cotangents (the outputs' tangents)."""
 ScanVectorize = Callable[["Scan", tuple[Variable, ...], tuple[bool, ...], int], Vectorized]
 
 
+def _listed(names: Sequence[str], most: int = 3) -> str:
+    """Names for a message: each once, at most `most` of them and how many more (a
+    gradient's loop runs over a dozen traces, whose names filled 1 500 characters)."""
+    unique = list(dict.fromkeys(names))
+    if len(unique) <= most:
+        return ", ".join(unique)
+    return f"{', '.join(unique[:most])} and {len(unique) - most} more"
+
+
 @attrs.define
 class LoopDelegates:
     """What `Scan` delegates to the modules that build loops themselves, and so import this
@@ -249,8 +258,8 @@ class Scan(Op):
         if not outer_names:
             return "the loop"
         given = self.split_inputs(outer_names)
-        over = f" over {', '.join(given.sequences)}" if given.sequences else ""
-        carrying = f" carrying {', '.join(given.initials)}" if given.initials else ""
+        over = f" over {_listed(given.sequences)}" if given.sequences else ""
+        carrying = f" carrying {_listed(given.initials)}" if given.initials else ""
         return f"the loop{over}{carrying}"
 
     def apply_loop(self, inputs: LoopInputs[Variable]) -> LoopOutputs[Variable]:

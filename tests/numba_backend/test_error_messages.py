@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 import ops as pt
-from fgraph import Variable, evaluate
+from ops.scan_op import Scan
+from fgraph import Graph, Variable, evaluate
 from fgraph.errors import reraise_in_context
 from numba_backend import function
 
@@ -171,3 +172,16 @@ def test_a_compiled_advanced_update_out_of_bounds_is_named() -> None:
         compiled([x, i], updated, [np.zeros((3, 4)), np.array([1, 1, -1])]),
         evaluated([x, i], updated, [np.zeros((3, 4)), np.array([1, 1, -1])]),
     )
+
+
+
+def test_a_loop_over_many_values_is_named_by_three_and_how_many_more() -> None:
+    """A gradient's loop runs over a dozen traces: its name lists each value once, at
+    most three, and counts the others, instead of every one (1 500 characters)."""
+    xs = [pt.vector(f"x{k}") for k in range(4)]
+    h0 = pt.scalar("h0")
+    total = pt.scan(lambda a, b, c, d, e, h: h + a + b + c + d + e,
+                    sequences=[*xs, xs[0]], outputs_info=[h0])[-1]
+    (loop,) = [n.op for n in Graph(xs + [h0], [total]).nodes if isinstance(n.op, Scan)]
+    names = ["steps", "h0", "x0", "x1", "x2", "x3", "x0"]
+    assert loop.loop_name(names) == "the loop over x0, x1, x2 and 1 more carrying h0"
