@@ -204,15 +204,11 @@ def small_matmul_into(
         arrays = [context.make_array(t)(context, builder, v) for t, v in zip(operands, args)]
         multiply = context.get_function(operator.mul, signature(dtype, dtype, dtype))
         add = context.get_function(operator.add, signature(dtype, dtype, dtype))
-        strides = [cgutils.unpack_tuple(builder, array.strides, 2) for array in arrays]
-        data = [builder.ptrtoint(array.data, strides[0][0].type) for array in arrays]
-        pointer = context.get_data_type(dtype).as_pointer()
 
         def element(position: int, row: int, column: int) -> ir.Value:
-            row_stride, column_stride = strides[position]
-            offset = builder.add(builder.mul(row_stride, ir.Constant(row_stride.type, row)),
-                                 builder.mul(column_stride, ir.Constant(column_stride.type, column)))
-            return builder.inttoptr(builder.add(data[position], offset), pointer)
+            indices = [context.get_constant(types.intp, index) for index in (row, column)]
+            return _element_pointer(context, builder, arrays[position], operands[position],
+                                    indices)
 
         for i in range(m):
             for j in range(n):
@@ -535,6 +531,17 @@ def _slots(
     return slot, count
 
 
+def _element_pointer(
+    context: Any, builder: ir.IRBuilder, array: Any, array_type: Any, indices: list[ir.Value]
+) -> ir.Value:
+    """The address of the element of the 2-d `array` at `indices`, through its strides."""
+    shape = cgutils.unpack_tuple(builder, array.shape, 2)
+    strides = cgutils.unpack_tuple(builder, array.strides, 2)
+    return cgutils.get_item_pointer2(
+        context, builder, array.data, shape, strides, array_type.layout, indices
+    )
+
+
 def _loop_product(
     context: Any,
     builder: ir.IRBuilder,
@@ -549,12 +556,7 @@ def _loop_product(
     add = context.get_function(operator.add, signature(dtype, dtype, dtype))
 
     def element(position: int, indices: list[ir.Value]) -> ir.Value:
-        array, array_type = arrays[position], operands[position]
-        shape = cgutils.unpack_tuple(builder, array.shape, 2)
-        strides = cgutils.unpack_tuple(builder, array.strides, 2)
-        return cgutils.get_item_pointer2(
-            context, builder, array.data, shape, strides, array_type.layout, indices
-        )
+        return _element_pointer(context, builder, arrays[position], operands[position], indices)
 
     total = cgutils.alloca_once(builder, context.get_data_type(dtype))
     with cgutils.for_range(builder, rows) as row:

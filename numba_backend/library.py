@@ -20,8 +20,11 @@ def library_function(function: _Function) -> _Function:
     per machine and signature, then linked into each generated module), no GIL, NumPy's
     error model (division by zero gives inf, not an exception). Typed as the function it
     compiles, so that calls between helpers keep their types for mypy."""
-    compiled = numba.njit(cache=True, nogil=True, error_model="numpy")(function)
-    return cast(_Function, compiled)
+    return cast(_Function, _compiled(function))
+
+
+def _compiled(function: Callable[..., Any]) -> numba.Dispatcher:
+    return numba.njit(cache=True, nogil=True, error_model="numpy")(function)
 
 
 def library_kernel(function: _Function) -> _Function:
@@ -32,7 +35,7 @@ def library_kernel(function: _Function) -> _Function:
     again as their own compile, in every graph). Its array arguments are passed as
     arrays of layout 'A' (`intrinsics.any_layout`) so that one specialization per dtype
     serves every caller."""
-    compiled = numba.njit(cache=True, nogil=True, error_model="numpy")(function)
+    compiled = _compiled(function)
     call = KernelCall(compiled)
     # An intrinsic's typing function spelled with the helper's own parameters: numba
     # lowers no star arguments in an intrinsic's call.

@@ -1,7 +1,9 @@
 """`MatMul` as a loop over the broadcast batch axes around one matrix product per batch.
 
-Float and complex products call BLAS (`?gemm`, or `?gemv` when one side has length 1)
-through `blas.matmul_into`, one call per batch, on operands cast to the output dtype;
+Float and complex products of static shapes with at most `blas.SMALL_PRODUCT`
+multiply-adds are written out inline (`blas.small_matmul_into`). Other float and complex
+products call BLAS (`?gemm`, or `?gemv` when one side has length 1) through
+`blas.matmul_into`, one call per batch, on operands cast to the output dtype;
 BLAS reads them in place whatever their strides allow (a transposed `X.T` in a
 gradient, a column `w[:, None]`). Integer and bool products have no BLAS routine in
 numba, so they are written as explicit triple loops (integer sums wrap to the output

@@ -118,17 +118,17 @@ def _scan(op: Scan, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     order = f"range({p}n - 1, -1, -1)" if op.reverse else f"range({p}n)"
     step = f"{p}s"
     loop: list[str] = []
-    for name, sequence, param in zip(rows, sequences, body.inputs[nc : nc + ns]):
-        if param.ndim == 0 and not scalar and param in set(body.outputs[:nc]):
-            loop += [f"{name} = new_array((), {dtype_expression(param.dtype)})",
-                     f"{name}[()] = {sequence}[{step}]"]  # passed on as a carry's value
-        else:
-            loop.append(f"{name} = {sequence}[{step}]")  # a 0-d row: a plain scalar
-    names: dict[Variable, str] = dict(zip(body.inputs, (*carries, *rows, *shared)))
     # 0-d rows of sequences and 0-d per-step outputs (not also a carry's next value) are
     # plain scalars in a body of arrays: a 0-d array each step for each was allocated.
     carried = set(body.outputs[:nc])  # a carry's value is an array, whatever it is
     plain = {v for v in (*body.inputs[nc : nc + ns], *body.outputs[nc:]) if v not in carried}
+    for name, sequence, param in zip(rows, sequences, body.inputs[nc : nc + ns]):
+        if param.ndim == 0 and not scalar and param not in plain:  # passed on as a carry
+            loop += [f"{name} = new_array((), {dtype_expression(param.dtype)})",
+                     f"{name}[()] = {sequence}[{step}]"]
+        else:
+            loop.append(f"{name} = {sequence}[{step}]")
+    names: dict[Variable, str] = dict(zip(body.inputs, (*carries, *rows, *shared)))
     if scalar:
         with sequential_code():
             loop += _scalar_block(body, names, module, f"{p}b_")

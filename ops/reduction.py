@@ -673,11 +673,18 @@ def logsumexp(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Varia
     under `stop_gradient` as in `_shifted`. Needs non-empty axes."""
     variable = _as_inexact(x)
     axes = normalize_axes(axis, variable.ndim, "logsumexp")
-    highest = Max(axes)(variable)
-    shift = stop_gradient(where(isfinite(highest), highest, 0))
+    shift = finite_max_shift(variable, axes)
     shifted = variable - restore_axes(shift, axes, variable.ndim)
     result = log(Sum(axes)(exp(shifted))) + shift
     return keep_dims(variable, result, axes, keepdims)
+
+
+def finite_max_shift(x: Variable, axes: tuple[int, ...]) -> Variable:
+    """The shift a log-sum-exp takes out: the maximum over `axes`, 0 where it is
+    infinite (so infinities give inf / -inf as in SciPy), under `stop_gradient` as in
+    `_shifted`."""
+    highest = Max(axes)(x)
+    return stop_gradient(where(isfinite(highest), highest, 0))
 
 
 def _shifted(x: TensorLike, axis: Axis, what: str) -> tuple[Variable, tuple[int, ...]]:

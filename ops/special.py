@@ -36,7 +36,7 @@ from ops.gradient_control import stop_gradient
 from ops.scalar_ops import Partials, ScalarOp
 from ops.elementwise_functions import erf, erfc
 from ops.elementwise_functions import sigmoid as expit  # one op for the logistic function
-from ops.reduction import Max, Sum, keep_dims, normalize_axes, restore_axes
+from ops.reduction import Sum, finite_max_shift, keep_dims, normalize_axes, restore_axes
 from ops.reduction import log_softmax as _log_softmax
 from ops.reduction import logsumexp as _logsumexp
 from ops.reduction import softmax as _softmax
@@ -587,8 +587,7 @@ def logsumexp(a: TensorLike, axis: Axis = None, b: TensorLike | None = None,
     weight = as_tensor(1.0 if b is None else b, name="logsumexp b")
     value = ew.where(ew.eq(weight, 0), -np.inf, value)
     axes = normalize_axes(axis, value.ndim, "logsumexp")
-    highest = Max(axes)(value)
-    shift = stop_gradient(ew.where(ew.isfinite(highest), highest, 0))  # as in _logsumexp
+    shift = finite_max_shift(value, axes)
     total = Sum(axes)(weight * ew.exp(value - restore_axes(shift, axes, value.ndim)))
     result = keep_dims(value, ew.log(ew.abs(total) if return_sign else total) + shift, axes,
                        keepdims)
