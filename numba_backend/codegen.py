@@ -15,6 +15,7 @@ from fgraph import Graph, Variable
 from fgraph.op import Array
 from numba_backend.block import emit_block
 from numba_backend.kernels import outlines_kernels
+from numba_backend.nests import outline_nests
 from numba_backend.registry import Kernel, ModuleBuilder
 from numba_backend.source import module_text
 
@@ -52,8 +53,8 @@ def generate(graph: Graph, parallel: bool = False) -> GeneratedModule:
     constants = list(module.constants)  # every constant is named by now, in name order
     arguments = [f"i{k}" for k in range(len(graph.inputs))] + list(module.constants.values())
     entry = entry_name(graph, parallel)
-    lines = [f"def {entry}({', '.join(arguments)}):"]
-    lines.extend(f"    {line}" for statement in body for line in statement.splitlines())
+    code = [f"    {line}" for statement in body for line in statement.splitlines()]
+    lines = [f"def {entry}({', '.join(arguments)}):", *outline_nests(code, arguments, module)]
     lines.append(f"    return ({returned})")
     entry_source = "@numba.njit(cache=True, error_model='numpy')\n" + "\n".join(lines) + "\n"
     source = module_text("named by the structure digest", module, entry_source)

@@ -21,6 +21,7 @@ import hashlib
 import attrs
 
 from fgraph import Constant, Graph, Op
+from numba_backend.nests import outline_nests
 from numba_backend.registry import Kernel, ModuleBuilder, NodeInfo, numba_kernel
 from numba_backend.source import module_text
 from ops.scan_op import Scan
@@ -86,7 +87,8 @@ def outline(
     constants = list(inner.constants)
     parameters = [*local.inputs, *inner.constants.values()]
     returned = "".join(f"{output}, " for output in local.outputs)
-    code = [f"    {line}" for statement in body for line in statement.splitlines()]
+    code = outline_nests([f"    {line}" for statement in body for line in statement.splitlines()],
+                         parameters, inner)
 
     def text(name: str) -> str:
         function = "\n".join([

@@ -13,8 +13,8 @@ import textwrap
 from pathlib import Path
 
 from numba_backend import (
-    blas, calls, complex_numbers, integer, intrinsics, lapack, random_distributions,
-    random_streams, vecmath,
+    blas, calls, complex_numbers, integer, intrinsics, lapack, nest_lowering,
+    random_distributions, random_streams, vecmath,
 )
 from numba_backend.registry import ModuleBuilder
 
@@ -43,8 +43,8 @@ LIBRARY_NAMES = {
 """How generated code spells the libraries it calls into, and the import of each."""
 
 RUNTIME_MODULES = (
-    blas, calls, complex_numbers, integer, intrinsics, lapack, random_distributions,
-    random_streams, vecmath,
+    blas, calls, complex_numbers, integer, intrinsics, lapack, nest_lowering,
+    random_distributions, random_streams, vecmath,
 )
 """The backend's modules of functions for generated code: each function one defines
 (not imports) may be called by its own name."""

@@ -1,0 +1,432 @@
+"""Element loop nests lowered straight to LLVM IR, without numba's compiler passes.
+
+numba compiles a statement in several passes (bytecode to IR, rewrites, type inference
+by constraint propagation, lowering, dead-code and reference-count passes), each walking
+the whole function: a loop nest over three elements costs 10 to 60 ms, and a model's
+functions hold dozens of them. `element_nest` makes a nest one call of an intrinsic,
+whose codegen walks the nest's Python AST once and writes its IR into the caller:
+
+- loops are `for` over `range(...)`; element reads and writes `a[i, j]` compute the
+  address from the array's strides (`cgutils.get_item_pointer2`, numba's own, so
+  contiguous arrays keep their unit stride and the loop vectorizes as before);
+- every operation and call is resolved by numba's typing context and lowered by
+  numba's implementation of it (`context.get_function`), its operands cast to the
+  signature's types as numba's lowering casts them: `a + b`, `np.isfinite(x)`,
+  `exp_f64(x)` or an `njit` helper compute exactly what the same source compiled by
+  numba computes. Resolutions are memoized per process (`_resolved`).
+
+The subset is what element loops generate (see `numba_backend.nests`, which picks the
+nests): assignments to names and to array elements, `for` loops over ranges, and
+expressions of names, numbers, arithmetic, comparisons, `and`/`or`, conditional
+expressions, calls and `x.shape[k]`. A name keeps one type (numba would unify two);
+anything else, found while typing the call, makes the intrinsic call the nest compiled
+by numba as a function of its own instead (`_fallback`): slower to compile, same values.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import operator
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numba
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.core.base import BaseContext
+from numba.core.typing.context import BaseContext as TypingContext
+from numba.extending import intrinsic
+from numba.np.arrayobj import load_item, store_item
+
+BINARY = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+    ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+    ast.Pow: operator.pow, ast.BitAnd: operator.and_, ast.BitOr: operator.or_,
+    ast.BitXor: operator.xor, ast.LShift: operator.lshift, ast.RShift: operator.rshift,
+}
+UNARY = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_,
+         ast.Invert: operator.invert}
+COMPARE = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
+           ast.GtE: operator.ge, ast.Eq: operator.eq, ast.NotEq: operator.ne}
+
+
+class Unsupported(Exception):
+    """The nest uses something this lowering does not handle: numba compiles it."""
+
+
+Value = tuple[types.Type, Any]
+"""A value's numba type and its IR value (None while only typing)."""
+
+
+@functools.lru_cache(maxsize=None)
+def _resolved(typing: TypingContext, function: Any, arguments: tuple[types.Type, ...]
+              ) -> tuple[types.Type, Any]:
+    """numba's function type of `function` and its signature for `arguments`."""
+    function_type = typing.resolve_value_type(function)
+    signature = typing.resolve_function_type(function_type, arguments, {})
+    if signature is None:
+        raise Unsupported(f"no signature of {function} for {arguments}")
+    return function_type, signature
+
+
+class _Lowering:
+    """One walk over a nest: typing only (`builder` None) or emitting IR."""
+
+    def __init__(self, typing: TypingContext, namespace: Mapping[str, Any],
+                 context: BaseContext | None = None, builder: ir.IRBuilder | None = None):
+        self.typing = typing
+        self.namespace = namespace
+        self.context = context
+        self.builder = builder
+        self.types: dict[str, types.Type] = {}
+        self.slots: dict[str, Any] = {}
+        self.natural: set[str] = set()  # loop counters: indices from 0 up, never negative
+
+    # -- names ---------------------------------------------------------------------------
+    def bind(self, name: str, value: Value) -> None:
+        """Assign `name`: its first value fixes its type (numba would unify a second)."""
+        kind, ir_value = value
+        known = self.types.get(name)
+        if known is None:
+            self.types[name] = kind
+            if self.builder is not None and self.context is not None:
+                slot = cgutils.alloca_once(self.builder, self.context.get_value_type(kind),
+                                           name=name)
+                self.slots[name] = slot
+        elif known != kind:
+            raise Unsupported(f"{name} changes type from {known} to {kind}")
+        if self.builder is not None:
+            self.builder.store(ir_value, self.slots[name])
+
+    def read(self, name: str) -> Value:
+        kind = self.types.get(name)
+        if kind is None:
+            raise Unsupported(f"{name} read before it is assigned")
+        if self.builder is None:
+            return kind, None
+        return kind, self.builder.load(self.slots[name])
+
+    # -- statements ----------------------------------------------------------------------
+    def statements(self, body: Sequence[ast.stmt]) -> None:
+        for statement in body:
+            match statement:
+                case ast.Assign(targets=[ast.Name(id=name)], value=value):
+                    self.bind(name, self.expression(value))
+                case ast.Assign(targets=[ast.Subscript(value=ast.Name(id=name),
+                                                       slice=index)], value=value):
+                    self.store(name, index, self.expression(value))
+                case ast.For(target=ast.Name(id=counter), iter=ast.Call(
+                        func=ast.Name(id="range"), args=bounds, keywords=[]),
+                        body=loop_body, orelse=[]):
+                    self.loop(counter, bounds, loop_body)
+                case _:
+                    raise Unsupported(ast.dump(statement))
+
+    def loop(self, counter: str, bounds: list[ast.expr], body: list[ast.stmt]) -> None:
+        step = 1
+        if len(bounds) == 3:
+            match bounds[2]:
+                case ast.Constant(value=int(step)) if step != 0:
+                    pass
+                case ast.UnaryOp(op=ast.USub(), operand=ast.Constant(value=int(magnitude))):
+                    step = -magnitude
+                case _:
+                    raise Unsupported("a range's step is not a constant")
+        values = [self.integer(bound) for bound in bounds[:2]]
+        start, stop = values if len(values) == 2 else ((types.intp, self._int(0)), values[0])
+        from_zero = len(bounds) == 1 or (
+            isinstance(bounds[0], ast.Constant) and bounds[0].value >= 0)
+        if from_zero and step > 0:
+            self.natural.add(counter)
+        else:
+            self.natural.discard(counter)
+        if self.builder is None:
+            self.bind(counter, (types.intp, None))
+            self.statements(body)
+            return
+        assert self.context is not None
+        step_value = self._int(step)
+        with cgutils.for_range_slice(self.builder, start[1], stop[1], step_value,
+                                     inc=step > 0) as (index, _):
+            self.bind(counter, (types.intp, index))
+            self.statements(body)
+
+    def store(self, name: str, index: ast.expr, value: Value) -> None:
+        array_type, array = self.read(name)
+        pointer = self.element(array_type, array, index)
+        if self.builder is not None and self.context is not None:
+            converted = self.context.cast(self.builder, value[1], value[0], array_type.dtype)
+            store_item(self.context, self.builder, array_type, converted, pointer)
+
+    def element(self, array_type: types.Type, array: Any, index: ast.expr) -> Any:
+        """The address of `array[index]` (None while typing); negative indices count from
+        the end, as numba's, except loop counters, which never are."""
+        if not isinstance(array_type, types.Array):
+            raise Unsupported(f"indexing a {array_type}")
+        parts = index.elts if isinstance(index, ast.Tuple) else [index]
+        if len(parts) != array_type.ndim:
+            raise Unsupported(f"{len(parts)} indices into an array of {array_type.ndim} axes")
+        indices = [self.integer(part) for part in parts]
+        if self.builder is None or self.context is None:
+            return None
+        structure = self.context.make_array(array_type)(self.context, self.builder, array)
+        shape = cgutils.unpack_tuple(self.builder, structure.shape, array_type.ndim)
+        strides = cgutils.unpack_tuple(self.builder, structure.strides, array_type.ndim)
+        fixed = []
+        for part, (_, value), length in zip(parts, indices, shape):
+            if not self._never_negative(part):
+                negative = self.builder.icmp_signed("<", value, self._int(0))
+                value = self.builder.select(negative, self.builder.add(value, length), value)
+            fixed.append(value)
+        return cgutils.get_item_pointer2(self.context, self.builder, structure.data, shape,
+                                         strides, array_type.layout, fixed)
+
+    def _never_negative(self, index: ast.expr) -> bool:
+        match index:
+            case ast.Name(id=name):
+                return name in self.natural
+            case ast.Constant(value=int(number)):
+                return number >= 0
+        return False
+
+    # -- expressions ---------------------------------------------------------------------
+    def integer(self, node: ast.expr) -> Value:
+        """An index or bound, as an intp."""
+        kind, value = self.expression(node)
+        if not isinstance(kind, types.Integer):
+            raise Unsupported(f"an index of type {kind}")
+        if self.builder is None or self.context is None:
+            return types.intp, None
+        return types.intp, self.context.cast(self.builder, value, kind, types.intp)
+
+    def expression(self, node: ast.expr) -> Value:
+        match node:
+            case ast.Name(id=name):
+                return self.read(name)
+            case ast.Constant(value=bool(flag)):
+                return self.constant(types.boolean, flag)
+            case ast.Constant(value=int(number)):
+                return self.constant(types.intp, number)
+            case ast.Constant(value=float(number)):
+                return self.constant(types.float64, number)
+            case ast.BinOp(left=left, op=op, right=right) if type(op) in BINARY:
+                return self.call(BINARY[type(op)], [self.expression(left),
+                                                    self.expression(right)])
+            case ast.UnaryOp(op=op, operand=operand) if type(op) in UNARY:
+                return self.call(UNARY[type(op)], [self.expression(operand)])
+            case ast.Compare(left=left, ops=ops, comparators=comparators):
+                return self.comparison(left, ops, comparators)
+            case ast.BoolOp(op=op, values=values):
+                return self.boolean(isinstance(op, ast.Or), values)
+            case ast.IfExp(test=test, body=chosen, orelse=other):
+                return self.choice(test, chosen, other)
+            case ast.Call(func=function, args=arguments, keywords=[]):
+                if any(isinstance(argument, ast.Starred) for argument in arguments):
+                    raise Unsupported("a starred argument")
+                return self.call(self.global_value(function),
+                                 [self.expression(argument) for argument in arguments])
+            case ast.Subscript(value=ast.Attribute(value=ast.Name(id=name), attr="shape"),
+                               slice=ast.Constant(value=int(axis))):
+                return self.length(name, axis)
+            case ast.Subscript(value=ast.Name(id=name), slice=index):
+                array_type, array = self.read(name)
+                pointer = self.element(array_type, array, index)
+                if self.builder is None or self.context is None:
+                    return array_type.dtype, None
+                return array_type.dtype, load_item(self.context, self.builder, array_type,
+                                                   pointer)
+            case ast.Attribute():
+                value = self.global_value(node)
+                if isinstance(value, bool | int | float) and not isinstance(value, type):
+                    return self.expression(ast.Constant(value=value))
+        raise Unsupported(ast.dump(node))
+
+    def constant(self, kind: types.Type, value: Any) -> Value:
+        if self.builder is None or self.context is None:
+            return kind, None
+        return kind, self.context.get_constant(kind, value)
+
+    def length(self, name: str, axis: int) -> Value:
+        array_type, array = self.read(name)
+        if not isinstance(array_type, types.Array) or not 0 <= axis < array_type.ndim:
+            raise Unsupported(f"{name}.shape[{axis}]")
+        if self.builder is None or self.context is None:
+            return types.intp, None
+        structure = self.context.make_array(array_type)(self.context, self.builder, array)
+        return types.intp, cgutils.unpack_tuple(self.builder, structure.shape)[axis]
+
+    def global_value(self, node: ast.expr) -> Any:
+        match node:
+            case ast.Name(id=name) if name in self.namespace:
+                return self.namespace[name]
+            case ast.Attribute(value=base, attr=attribute):
+                found = getattr(self.global_value(base), attribute, None)
+                if found is not None:
+                    return found
+        raise Unsupported(f"{ast.dump(node)} is not a global")
+
+    def call(self, function: Any, arguments: list[Value]) -> Value:
+        argument_types = tuple(kind for kind, _ in arguments)
+        try:
+            function_type, signature = _resolved(self.typing, function, argument_types)
+        except Unsupported:
+            raise
+        except Exception as error:  # numba's typing errors: let numba compile the nest
+            raise Unsupported(str(error)) from error
+        if not isinstance(signature.return_type, (types.Number, types.Boolean)):
+            raise Unsupported(f"{function} returns {signature.return_type}")
+        if self.builder is None or self.context is None:
+            return signature.return_type, None
+        implementation = self.context.get_function(function_type, signature)
+        values = [self.context.cast(self.builder, value, kind, wanted)
+                  for (kind, value), wanted in zip(arguments, signature.args)]
+        return signature.return_type, implementation(self.builder, values)
+
+    def comparison(self, left: ast.expr, ops: list[ast.cmpop],
+                   comparators: list[ast.expr]) -> Value:
+        if any(type(op) not in COMPARE for op in ops):
+            raise Unsupported("a comparison other than < <= > >= == !=")
+        if len(ops) > 1:  # a < b < c: (a < b) and (b < c), each operand computed once
+            raise Unsupported("a chained comparison")
+        return self.call(COMPARE[type(ops[0])], [self.expression(left),
+                                                 self.expression(comparators[0])])
+
+    def truth(self, value: Value) -> Any:
+        assert self.context is not None and self.builder is not None
+        return self.context.cast(self.builder, value[1], value[0], types.boolean)
+
+    def boolean(self, is_or: bool, operands: list[ast.expr]) -> Value:
+        """`a or b` is a if a is true, else b (`and`: a if a is false), b computed only
+        then, in the type both unify to."""
+        first = self.expression(operands[0])
+        if len(operands) == 1:
+            return first
+
+        def rest() -> Value:
+            return self.boolean(is_or, operands[1:])
+
+        if self.builder is None:
+            return self._unified(first[0], rest()[0]), None
+        keep_first = self.truth(first)
+        if not is_or:
+            keep_first = self.builder.not_(keep_first)
+        return self._branches_of(keep_first, lambda: first, rest)
+
+    def choice(self, test: ast.expr, chosen: ast.expr, other: ast.expr) -> Value:
+        """`x if c else y`: only the chosen side is computed (a side may index out of
+        range when not chosen), in the type both unify to."""
+        condition = self.expression(test)
+        if self.builder is None:
+            return self._unified(self.expression(chosen)[0], self.expression(other)[0]), None
+        return self._branches_of(self.truth(condition), lambda: self.expression(chosen),
+                                 lambda: self.expression(other))
+
+    def _unified(self, first: types.Type, second: types.Type) -> types.Type:
+        unified = self.typing.unify_types(first, second)
+        if unified is None or not isinstance(unified, (types.Number, types.Boolean)):
+            raise Unsupported(f"{first} and {second} do not unify to a number")
+        return unified
+
+    def _branches_of(self, condition: Any, chosen: Callable[[], Value],
+                     other: Callable[[], Value]) -> Value:
+        assert self.builder is not None and self.context is not None
+        builder = self.builder
+        results: list[tuple[Value, Any]] = []
+        with builder.if_else(condition) as (then, otherwise):
+            with then:
+                results.append((chosen(), builder.block))
+            with otherwise:
+                results.append((other(), builder.block))
+        (kind_a, _), (kind_b, _) = (value for value, _ in results)
+        unified = self._unified(kind_a, kind_b)
+        # Cast in each branch's block, before its jump to the join block.
+        merged = builder.phi(self.context.get_value_type(unified))
+        for (kind, value), block in results:
+            with builder.goto_block(block):
+                cast = self.context.cast(builder, value, kind, unified)
+            merged.add_incoming(cast, block)
+        return unified, merged
+
+    def _int(self, number: int) -> Any:
+        """`number` as an intp constant (None while typing)."""
+        return None if self.context is None else self.context.get_constant(types.intp, number)
+
+
+def _parsed(source: str) -> list[ast.stmt]:
+    return ast.parse(source).body
+
+
+def element_nest(namespace: Mapping[str, Any], source: str, parameters: Sequence[str],
+                 results: Sequence[str]) -> Any:
+    """An intrinsic running the loop nest `source` (statements), which reads and writes
+    the caller's `parameters` (names, passed in this order) and returns the new values
+    of `results` (a subset of them, carried out of the nest): one value alone, several
+    as a tuple, nothing if none. `namespace` resolves the global names the nest calls
+    (the generated module's globals)."""
+    body = _parsed(source)
+    fallback: list[Any] = []
+
+    def compiled() -> Any:
+        """The nest as an njit function of its own, for what this lowering lacks."""
+        if not fallback:
+            returned = ", ".join(results) + ("," if len(results) == 1 else "")
+            text = (f"def nest({', '.join(parameters)}):\n"
+                    + "".join(f"    {line}\n" for line in source.splitlines())
+                    + f"    return ({returned})\n")
+            scope = dict(namespace)
+            exec(text, scope)  # noqa: S102 - the backend's own generated source
+            fallback.append(numba.njit(error_model="numpy", nogil=True,
+                                       no_cpython_wrapper=True)(scope["nest"]))
+        return fallback[0]
+
+    def typer(typingctx: TypingContext, *arguments: types.Type) -> Any:
+        lowering = _Lowering(typingctx, namespace)
+        try:
+            for name, kind in zip(parameters, arguments):
+                lowering.bind(name, (kind, None))
+            lowering.statements(body)
+            returned = [lowering.types[name] for name in results]
+            if returned != [arguments[parameters.index(name)] for name in results]:
+                raise Unsupported("a carried value changes type")
+        except Unsupported:
+            function_type = types.Dispatcher(compiled())
+            signature = typingctx.resolve_function_type(function_type, arguments, {})
+
+            def call_compiled(context: BaseContext, builder: ir.IRBuilder, sig: Any,
+                              args: Sequence[Any]) -> Any:
+                return context.get_function(function_type, sig)(builder, args)
+
+            return signature, call_compiled
+        result: types.Type = (types.void if not results else returned[0]
+                              if len(results) == 1 else types.Tuple(returned))
+        signature = result(*arguments)
+
+        def codegen(context: BaseContext, builder: ir.IRBuilder, sig: Any,
+                    args: Sequence[Any]) -> Any:
+            lowering = _Lowering(context.typing_context, namespace, context, builder)
+            for name, kind, value in zip(parameters, sig.args, args):
+                lowering.bind(name, (kind, value))
+            lowering.statements(body)
+            values = [lowering.read(name)[1] for name in results]
+            if not results:
+                return context.get_dummy_value()
+            if len(results) == 1:
+                return values[0]
+            return context.make_tuple(builder, sig.return_type, values)
+
+        return signature, codegen
+
+    return intrinsic(_variadic(typer, len(parameters)))
+
+
+def _variadic(typer: Callable[..., Any], count: int) -> Callable[..., Any]:
+    """`typer` with `count` named parameters: numba's intrinsic takes its arity from the
+    signature of the function it wraps (no *args)."""
+    names = [f"p{k}" for k in range(count)]
+    text = (f"def nest_typer(typingctx, {', '.join(names)}):\n"
+            f"    return typer(typingctx, {', '.join(names)})\n")
+    scope: dict[str, Any] = {"typer": typer}
+    exec(text, scope)  # noqa: S102 - a fixed template
+    return scope["nest_typer"]  # type: ignore[no-any-return]
+
