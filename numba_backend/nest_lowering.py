@@ -34,8 +34,6 @@ from typing import Any
 import numba
 from llvmlite import ir
 from numba.core import cgutils, types
-from numba.core.base import BaseContext
-from numba.core.typing.context import BaseContext as TypingContext
 from numba.extending import intrinsic
 from numba.np.arrayobj import load_item, store_item
 
@@ -57,10 +55,12 @@ class Unsupported(Exception):
 
 Value = tuple[types.Type, Any]
 """A value's numba type and its IR value (None while only typing)."""
+Context = Any
+"""numba's target or typing context (no type information)."""
 
 
 @functools.lru_cache(maxsize=None)
-def _resolved(typing: TypingContext, function: Any, arguments: tuple[types.Type, ...]
+def _resolved(typing: Context, function: Any, arguments: tuple[types.Type, ...]
               ) -> tuple[types.Type, Any]:
     """numba's function type of `function` and its signature for `arguments`."""
     function_type = typing.resolve_value_type(function)
@@ -73,8 +73,8 @@ def _resolved(typing: TypingContext, function: Any, arguments: tuple[types.Type,
 class _Lowering:
     """One walk over a nest: typing only (`builder` None) or emitting IR."""
 
-    def __init__(self, typing: TypingContext, namespace: Mapping[str, Any],
-                 context: BaseContext | None = None, builder: ir.IRBuilder | None = None):
+    def __init__(self, typing: Context, namespace: Mapping[str, Any],
+                 context: Context | None = None, builder: ir.IRBuilder | None = None):
         self.typing = typing
         self.namespace = namespace
         self.context = context
@@ -135,8 +135,13 @@ class _Lowering:
                     raise Unsupported("a range's step is not a constant")
         values = [self.integer(bound) for bound in bounds[:2]]
         start, stop = values if len(values) == 2 else ((types.intp, self._int(0)), values[0])
-        from_zero = len(bounds) == 1 or (
-            isinstance(bounds[0], ast.Constant) and bounds[0].value >= 0)
+        match bounds:
+            case [_]:
+                from_zero = True
+            case [ast.Constant(value=int(first)), *_]:
+                from_zero = first >= 0
+            case _:
+                from_zero = False
         if from_zero and step > 0:
             self.natural.add(counter)
         else:
@@ -153,17 +158,21 @@ class _Lowering:
             self.statements(body)
 
     def store(self, name: str, index: ast.expr, value: Value) -> None:
-        array_type, array = self.read(name)
+        array_type, array = self.read_array(name)
         pointer = self.element(array_type, array, index)
         if self.builder is not None and self.context is not None:
             converted = self.context.cast(self.builder, value[1], value[0], array_type.dtype)
             store_item(self.context, self.builder, array_type, converted, pointer)
 
-    def element(self, array_type: types.Type, array: Any, index: ast.expr) -> Any:
+    def read_array(self, name: str) -> tuple[types.Array, Any]:
+        array_type, array = self.read(name)
+        if not isinstance(array_type, types.Array):
+            raise Unsupported(f"indexing {name}, a {array_type}")
+        return array_type, array
+
+    def element(self, array_type: types.Array, array: Any, index: ast.expr) -> Any:
         """The address of `array[index]` (None while typing); negative indices count from
         the end, as numba's, except loop counters, which never are."""
-        if not isinstance(array_type, types.Array):
-            raise Unsupported(f"indexing a {array_type}")
         parts = index.elts if isinstance(index, ast.Tuple) else [index]
         if len(parts) != array_type.ndim:
             raise Unsupported(f"{len(parts)} indices into an array of {array_type.ndim} axes")
@@ -230,7 +239,7 @@ class _Lowering:
                                slice=ast.Constant(value=int(axis))):
                 return self.length(name, axis)
             case ast.Subscript(value=ast.Name(id=name), slice=index):
-                array_type, array = self.read(name)
+                array_type, array = self.read_array(name)
                 pointer = self.element(array_type, array, index)
                 if self.builder is None or self.context is None:
                     return array_type.dtype, None
@@ -238,7 +247,7 @@ class _Lowering:
                                                    pointer)
             case ast.Attribute():
                 value = self.global_value(node)
-                if isinstance(value, bool | int | float) and not isinstance(value, type):
+                if isinstance(value, bool | int | float):
                     return self.expression(ast.Constant(value=value))
         raise Unsupported(ast.dump(node))
 
@@ -248,8 +257,8 @@ class _Lowering:
         return kind, self.context.get_constant(kind, value)
 
     def length(self, name: str, axis: int) -> Value:
-        array_type, array = self.read(name)
-        if not isinstance(array_type, types.Array) or not 0 <= axis < array_type.ndim:
+        array_type, array = self.read_array(name)
+        if not 0 <= axis < array_type.ndim:
             raise Unsupported(f"{name}.shape[{axis}]")
         if self.builder is None or self.context is None:
             return types.intp, None
@@ -380,7 +389,7 @@ def element_nest(namespace: Mapping[str, Any], source: str, parameters: Sequence
                                        no_cpython_wrapper=True)(scope["nest"]))
         return fallback[0]
 
-    def typer(typingctx: TypingContext, *arguments: types.Type) -> Any:
+    def typer(typingctx: Context, *arguments: types.Type) -> Any:
         lowering = _Lowering(typingctx, namespace)
         try:
             for name, kind in zip(parameters, arguments):
@@ -393,16 +402,16 @@ def element_nest(namespace: Mapping[str, Any], source: str, parameters: Sequence
             function_type = types.Dispatcher(compiled())
             signature = typingctx.resolve_function_type(function_type, arguments, {})
 
-            def call_compiled(context: BaseContext, builder: ir.IRBuilder, sig: Any,
+            def call_compiled(context: Context, builder: ir.IRBuilder, sig: Any,
                               args: Sequence[Any]) -> Any:
                 return context.get_function(function_type, sig)(builder, args)
 
             return signature, call_compiled
         result: types.Type = (types.void if not results else returned[0]
-                              if len(results) == 1 else types.Tuple(returned))
+                              if len(results) == 1 else types.Tuple(tuple(returned)))
         signature = result(*arguments)
 
-        def codegen(context: BaseContext, builder: ir.IRBuilder, sig: Any,
+        def codegen(context: Context, builder: ir.IRBuilder, sig: Any,
                     args: Sequence[Any]) -> Any:
             lowering = _Lowering(context.typing_context, namespace, context, builder)
             for name, kind, value in zip(parameters, sig.args, args):

@@ -31,6 +31,8 @@ def outline_nests(lines: Sequence[str], parameters: Sequence[str],
                   module: ModuleBuilder) -> list[str]:
     """`lines` (a function body, indented) with each qualifying loop nest replaced by a
     call of an `element_nest` helper, which `module` receives."""
+    if not any(line.lstrip().startswith("for ") for line in lines):
+        return list(lines)
     text = f"def f({', '.join(parameters)}):\n" + "\n".join(lines) + "\n"
     function = ast.parse(text).body[0]
     assert isinstance(function, ast.FunctionDef)

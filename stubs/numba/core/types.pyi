@@ -53,6 +53,11 @@ voidptr: Type
 intp: Type
 intc: Type
 
+class Dispatcher(Type):
+    """The type of an njit function called from compiled code."""
+
+    def __init__(self, dispatcher: Any) -> None: ...
+
 class ExternalFunction(Type):
     """A C function numba calls by symbol name (resolved by LLVM's linker)."""
 
