@@ -366,8 +366,8 @@ def _parsed(source: str) -> list[ast.stmt]:
     return ast.parse(source).body
 
 
-def element_nest(namespace: Mapping[str, Any], source: str, parameters: Sequence[str],
-                 results: Sequence[str]) -> Any:
+def element_nest(namespace: Mapping[str, Any], parameters: Sequence[str],
+                 results: Sequence[str], source: str) -> Any:
     """An intrinsic running the loop nest `source` (statements), which reads and writes
     the caller's `parameters` (names, passed in this order) and returns the new values
     of `results` (a subset of them, carried out of the nest): one value alone, several
@@ -379,7 +379,7 @@ def element_nest(namespace: Mapping[str, Any], source: str, parameters: Sequence
     def compiled() -> Any:
         """The nest as an njit function of its own, for what this lowering lacks."""
         if not fallback:
-            returned = ", ".join(results) + ("," if len(results) == 1 else "")
+            returned = results[0] if len(results) == 1 else ", ".join(results)
             text = (f"def nest({', '.join(parameters)}):\n"
                     + "".join(f"    {line}\n" for line in source.splitlines())
                     + f"    return ({returned})\n")

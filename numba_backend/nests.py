@@ -104,6 +104,10 @@ def _qualifies(loop: ast.For, local: set[str]) -> bool:
                 return False
             case ast.Call(keywords=[_, *_]):
                 return False
+            case ast.Subscript(value=ast.Name() | ast.Attribute(value=ast.Name(), attr="shape")):
+                pass
+            case ast.Subscript():
+                return False
     return True
 
 
@@ -129,7 +133,10 @@ def _call(loop: ast.For, lines: Sequence[str], uses: dict[str, tuple[list[int], 
         carried.append(name)
     passed = sorted((read - stored) | set(carried))
     source = textwrap.dedent("\n".join(lines[first - 2:last - 1]))
-    definition = f"element_nest(globals(), {source!r}, {tuple(passed)!r}, {tuple(carried)!r})"
+    quotes = "'" * 3
+    assert quotes not in source and "\\" not in source  # the subset holds no strings
+    definition = (f"element_nest(globals(), {tuple(passed)!r}, {tuple(carried)!r}, {quotes}\n"
+                  f"{source}\n{quotes})")
     name = "nest_" + hashlib.sha256(definition.encode()).hexdigest()[:16]
     module.helpers.setdefault(name, f"{name} = {definition}\n")
     call = f"{name}({', '.join(passed)})"
