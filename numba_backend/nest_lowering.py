@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import logging
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -47,6 +48,10 @@ UNARY = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_,
          ast.Invert: operator.invert}
 COMPARE = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
            ast.GtE: operator.ge, ast.Eq: operator.eq, ast.NotEq: operator.ne}
+
+
+LOGGER = logging.getLogger(__name__)
+"""Says, at DEBUG, which nests numba compiles instead and why."""
 
 
 class Unsupported(Exception):
@@ -398,7 +403,8 @@ def element_nest(namespace: Mapping[str, Any], parameters: Sequence[str],
             returned = [lowering.types[name] for name in results]
             if returned != [arguments[parameters.index(name)] for name in results]:
                 raise Unsupported("a carried value changes type")
-        except Unsupported:
+        except Unsupported as reason:
+            LOGGER.debug("numba compiles the nest %r: %s", source, reason)
             function_type = types.Dispatcher(compiled())
             signature = typingctx.resolve_function_type(function_type, arguments, {})
 

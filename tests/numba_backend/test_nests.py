@@ -1,0 +1,252 @@
+"""Element nests (`numba_backend.nests`, `numba_backend.nest_lowering`): which loops of
+generated code become intrinsic calls, and that a nest lowered straight to LLVM IR
+computes what numba computes from the same source (the reference here is that source
+compiled by numba as a function), for the constructs element loops generate and the
+corner cases their semantics hide: broadcasting reads, negative and guarded indices,
+NaNs through `or`, integer division and bit operations in small dtypes, casts on store,
+booleans, complex numbers, 0-d arrays, ranges with a start or a negative step. A nest
+the lowering cannot type is compiled by numba instead, with the same values."""
+
+from __future__ import annotations
+
+import logging
+import math
+import textwrap
+from collections.abc import Sequence
+from typing import Any
+
+import numba
+import numpy as np
+import pytest
+from numba.core import types
+
+from numba_backend import intrinsics, nest_lowering, vecmath
+from numba_backend.nest_lowering import Unsupported, _Lowering, element_nest
+from numba_backend.nests import outline_nests
+from numba_backend.registry import ModuleBuilder
+
+Array = np.ndarray[Any, np.dtype[Any]]
+NAMESPACE: dict[str, Any] = {"np": np, "math": math, "exp_f64": vecmath.exp_f64,
+                             "log_f64": vecmath.log_f64, "assoc_add": intrinsics.assoc_add}
+
+
+def _run_both(source: str, parameters: Sequence[str], results: Sequence[str],
+              *arguments: Any) -> tuple[Any, Any]:
+    """The nest's results and its arrays' contents after it ran, as an intrinsic and as
+    numba's own function of the same source (each on its own copies)."""
+    source = textwrap.dedent(source)
+    nest = element_nest(NAMESPACE, parameters, results, source)
+    returned = results[0] if len(results) == 1 else ", ".join(results)
+    names = ", ".join(parameters)
+    scope = {"nest": nest, **NAMESPACE}
+    exec(f"def through_nest({names}):\n    return nest({names})\n", scope)  # noqa: S102
+    exec(f"def reference({names}):\n" + textwrap.indent(source, "    ")  # noqa: S102
+         + f"\n    return ({returned})\n", scope)
+    outcomes = []
+    for function in ("through_nest", "reference"):
+        copies = [np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in arguments]
+        value = numba.njit(error_model="numpy")(scope[function])(*copies)
+        outcomes.append((value, [c for c in copies if isinstance(c, np.ndarray)]))
+    return outcomes[0], outcomes[1]
+
+
+@pytest.fixture(autouse=True)
+def _no_fallback_unless_expected(request: pytest.FixtureRequest,
+                                 caplog: pytest.LogCaptureFixture) -> Any:
+    """Each nest here is lowered straight to IR, but where a test says otherwise."""
+    caplog.set_level(logging.DEBUG, logger=nest_lowering.__name__)
+    yield
+    fell_back = [r for r in caplog.get_records("call") if "numba compiles the nest" in r.getMessage()]
+    assert bool(fell_back) == ("falls back" in (request.function.__doc__ or ""))
+
+
+def _assert_same(source: str, parameters: Sequence[str], results: Sequence[str],
+                 *arguments: Any) -> None:
+    (got, got_arrays), (want, want_arrays) = _run_both(source, parameters, results, *arguments)
+    if results:
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+        assert np.asarray(got).dtype == np.asarray(want).dtype
+    for g, w in zip(got_arrays, want_arrays):
+        assert g.dtype == w.dtype
+        np.testing.assert_array_equal(g, w)
+
+
+RNG = np.random.default_rng(5)
+
+
+def test_broadcast_reads_and_a_cast_on_store() -> None:
+    x, row = RNG.normal(size=(4, 1)), RNG.normal(size=(1, 3))
+    _assert_same("""
+        for j0 in range(4):
+            for j1 in range(3):
+                t = exp_f64(x[j0, 0] - row[0, j1])
+                out[j0, j1] = np.float64(t) * 2
+    """, ("out", "row", "x"), (), np.zeros((4, 3), np.float32), row, x)
+
+
+def test_views_of_any_layout() -> None:
+    base = RNG.normal(size=(6, 8))
+    _assert_same("""
+        for j0 in range(x.shape[0]):
+            for j1 in range(x.shape[1]):
+                out[j0, j1] = x[j0, j1] + x.shape[1]
+    """, ("out", "x"), (), np.zeros((3, 4)), base[::2, 1::2])
+    _assert_same("""
+        for j0 in range(x.shape[0]):
+            for j1 in range(x.shape[1]):
+                out[j0, j1] = x[j0, j1]
+    """, ("out", "x"), (), np.zeros((8, 6)), base.T)
+
+
+def test_carried_max_with_nans_through_or() -> None:
+    values = RNG.normal(size=9)
+    for data in (values, np.where(np.arange(9) == 4, np.nan, values)):
+        _assert_same("""
+            for j in range(x.shape[0]):
+                v = x[j]
+                acc = (v if v > acc or v != v else acc)
+        """, ("acc", "x"), ("acc",), data[0], data)
+
+
+def test_several_carried_values_and_a_reassociable_sum() -> None:
+    _assert_same("""
+        for j in range(x.shape[0]):
+            total = assoc_add(total, x[j])
+            count = count + 1
+    """, ("count", "total", "x"), ("count", "total"), 0, 0.0, RNG.normal(size=100))
+
+
+def test_negative_and_guarded_indices() -> None:
+    x = np.arange(5.0)
+    _assert_same("""
+        for j in range(5):
+            out[j] = x[j - 1] + (x[j + 1] if j + 1 < n else -1.0)
+    """, ("n", "out", "x"), (), 5, np.zeros(5), x)
+
+
+def test_ranges_with_a_start_and_a_negative_step() -> None:
+    _assert_same("""
+        for j in range(n - 1, -1, -1):
+            acc = acc * 2 + x[j]
+        for k in range(2, n):
+            out[k] = x[k] - x[k - 2]
+    """, ("acc", "n", "out", "x"), ("acc",), 0.5, 6, np.zeros(6), RNG.normal(size=6))
+    _assert_same("""
+        for j in range(7, n):
+            acc = acc + x[j]
+    """, ("acc", "n", "x"), ("acc",), 0.0, 3, RNG.normal(size=3))  # no step at all
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint16", "int64"])
+def test_integer_division_modulo_and_bits(dtype: str) -> None:
+    a = RNG.integers(-100 if dtype != "uint16" else 0, 100, size=12).astype(dtype)
+    b = np.where(np.arange(12) % 4 == 0, 0, RNG.integers(1, 9, size=12)).astype(dtype)
+    _assert_same("""
+        for j in range(a.shape[0]):
+            out[j] = (a[j] // b[j]) + (a[j] % 3) + (a[j] & 7) - (a[j] >> 1)
+            quotient[j] = a[j] / b[j]
+    """, ("a", "b", "out", "quotient"), (), a, b, np.zeros(12, dtype), np.zeros(12))
+
+
+def test_booleans_and_a_three_way_and() -> None:
+    x = np.array([0.5, np.nan, -1.0, np.inf, 2.0])
+    _assert_same("""
+        for j in range(x.shape[0]):
+            finite = np.bool_(np.isfinite(x[j]))
+            out[j] = finite and x[j] > 0 and not flags[j]
+            flags[j] = out[j] or x[j] != x[j]
+    """, ("flags", "out", "x"), (), np.array([False, True, False, False, True]),
+        np.zeros(5, bool), x)
+
+
+def test_complex_elements_and_constants_of_modules() -> None:
+    z = RNG.normal(size=4) + 1j * RNG.normal(size=4)
+    _assert_same("""
+        for j in range(4):
+            out[j] = z[j] * z[j] + math.pi
+            real[j] = np.abs(z[j]) + math.e
+    """, ("out", "real", "z"), (), np.zeros(4, complex), np.zeros(4), z)
+
+
+def test_zero_dimensional_arrays() -> None:
+    _assert_same("""
+        for j in range(x.shape[0]):
+            total[()] = total[()] + x[j]
+    """, ("total", "x"), (), np.zeros(()), RNG.normal(size=5))
+
+
+def test_what_the_lowering_lacks_is_compiled_by_numba() -> None:
+    """An attribute other than a shape falls back to numba, with numba's values; so
+    does a carried value changing type (numba unifies int and float)."""
+    x = RNG.normal(size=5)
+    _assert_same("""
+        for j in range(x.size):
+            acc = acc + x[j]
+    """, ("acc", "x"), ("acc",), 0, x)
+    _assert_same("""
+        for j in range(x.shape[0]):
+            acc = acc + x[j]
+    """, ("acc", "x"), ("acc",), 0, x)
+    with pytest.raises(Unsupported, match="changes type"):
+        lowering = _Lowering(None, NAMESPACE)  # binding names needs no typing context
+        lowering.bind("acc", (types.intp, None))
+        lowering.bind("acc", (types.float64, None))
+
+
+def _outlined(body: str, parameters: Sequence[str] = ("x", "out")) -> tuple[str, ModuleBuilder]:
+    module = ModuleBuilder()
+    lines = textwrap.indent(textwrap.dedent(body), "    ").strip("\n").splitlines()
+    return "\n".join(outline_nests(lines, parameters, module)), module
+
+
+def test_which_loops_become_nests() -> None:
+    text, module = _outlined("""
+        for s in range(x.shape[0]):
+            row = x[s]
+            if row.shape[0] < 2:
+                raise ValueError('row s is too short: acc')
+            acc = 0.0
+            for j in range(row.shape[0]):
+                acc = acc + row[j] * s
+            out[s] = acc
+            for j in range(2):
+                out[s] = out[s] + j
+    """)
+    # The outer loop slices and raises: numba's. Its inner loops are nests, the first
+    # carrying acc (read after it), both reading the outer counter s as a parameter,
+    # and a name in a message counts for nothing.
+    assert text.count("for s in range") == 1 and text.count("for j in") == 0
+    assert "acc = nest_" in text and text.count("nest_") == 2
+    definitions = "".join(module.helpers.values())
+    assert "('acc', 'row', 's'), ('acc',)" in definitions
+    assert "('out', 's'), ()" in definitions
+
+
+def test_loops_a_call_cannot_carry_stay() -> None:
+    text, module = _outlined("""
+        for j in range(3):
+            first = x[j]
+        out[0] = first
+        for j in range(3):
+            view = x[j:]
+    """)
+    # `first` is only assigned inside the loop but read after it: a call could not
+    # pass it in. A slice is not element code.
+    assert "nest_" not in text and not module.helpers
+
+
+def test_equal_nests_are_defined_once() -> None:
+    text, module = _outlined("""
+        for j in range(x.shape[0]):
+            out[j] = x[j] + 1.0
+        for j in range(x.shape[0]):
+            out[j] = x[j] + 1.0
+    """)
+    assert text.count("nest_") == 2 and len(module.helpers) == 1
+
+
+def test_runtime_names() -> None:
+    """Generated modules import `element_nest` like the other runtime functions."""
+    from numba_backend.source import RUNTIME_NAMES
+
+    assert RUNTIME_NAMES["element_nest"] == nest_lowering.__name__
