@@ -58,6 +58,11 @@ def _matmul(op: MatMul, node: NodeInfo, module: ModuleBuilder) -> list[str]:
             y = f"{prefix}b"
     shape = ", ".join([*lengths, node.length(0, batch_rank), node.length(1, batch_rank + 1)])
     lines.append(Allocation(output, f"({shape})", output_type.dtype))
+    core = (*x_type.shape[batch_rank:], y_type.shape[-1])
+    static = [length for length in core if length is not None]
+    if blas and len(static) == len(core) and math.prod(static) <= SMALL_PRODUCT:
+        sizes = ", ".join(str(length) for length in static)  # stacks too: one call
+        return [*lines, f"small_matmul_into({x}, {y}, {output}, {sizes})"]
     indent = ""
     for axis in range(batch_rank):
         lines.append(f"{indent}for {prefix}j{axis} in range({lengths[axis]}):")
@@ -72,12 +77,6 @@ def _matmul(op: MatMul, node: NodeInfo, module: ModuleBuilder) -> list[str]:
                 f"{name}[{', '.join(batch)}]"
                 for name, batch in zip(operands, (x_batch, y_batch, out_batch))
             ]
-        core = (*x_type.shape[batch_rank:], y_type.shape[-1])
-        static = [length for length in core if length is not None]
-        small = len(static) == len(core) and math.prod(static) <= SMALL_PRODUCT
-        if small:
-            sizes = ", ".join(str(length) for length in static)
-            return [*lines, f"{indent}small_matmul_into({', '.join(operands)}, {sizes})"]
         return [*lines, f"{indent}matmul_into({', '.join(operands)})"]
     row, column, inner, total = (f"{prefix}{name}" for name in ("r", "c", "k", "s"))
     left = f"{x}[{', '.join([*x_batch, row, inner])}]"

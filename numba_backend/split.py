@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 import attrs
 
 from numba_backend.body import ElementBody, element_position
+from numba_backend.nests import outline_nests
 from numba_backend.registry import ModuleBuilder, NodeInfo, dtype_expression
 from numba_backend.scalar_ops import Operand
 
@@ -169,8 +170,7 @@ def _helper(
         ]
     else:
         loop = element
-    text = "\n".join(
-        [f"def NAME({', '.join(arguments)}):", *(f"    {line}" for line in header + loop + finish)]
-    )
+    code = outline_nests([f"    {line}" for line in header + loop + finish], arguments, module)
+    text = "\n".join([f"def NAME({', '.join(arguments)}):", *code])
     return module.add_helper(text), arguments
 
