@@ -30,7 +30,10 @@ VIEWS: dict[str, Views] = {
 }
 
 SHAPES = [((2, 2), (2, 2)), ((3, 1), (1, 4)), ((1, 5), (5, 1)), ((4, 4), (4, 8)),
-          ((0, 3), (3, 2)), ((2, 0), (0, 3)), ((12, 12), (12, 12)), ((2, 3, 2), (2, 2))]
+          ((0, 3), (3, 2)), ((2, 0), (0, 3)), ((12, 12), (12, 12)), ((2, 3, 2), (2, 2)),
+          ((3, 2, 2), (1, 2, 2)), ((0, 2, 2), (0, 2, 2)), ((2, 1, 1, 3), (1, 4, 3, 2))]
+"""Stacks of small matrices (`small_matmul_into` takes them whole) broadcast either way,
+and may be empty."""
 
 
 def _value(rng: np.random.Generator, shape: tuple[int, ...], dtype: str) -> Array:
@@ -58,6 +61,27 @@ def test_products_of_static_shapes_equal_numpys_for_every_layout(
         np.testing.assert_allclose(got[0], a @ b, rtol=tolerance, atol=tolerance, err_msg=name)
         np.testing.assert_allclose(got[1], a @ b[..., ::-1, :], rtol=tolerance, atol=tolerance,
                                    err_msg=name)
+
+
+def test_stacks_of_unknown_length() -> None:
+    """Small products over stacks whose lengths are known at run time only: equal
+    lengths multiply, others raise (broadcasting needs a static length of 1, as for
+    every op), a static length of 1 broadcasts against any."""
+    x = pt.tensor("x", shape=(None, 2, 3))
+    y = pt.tensor("y", shape=(None, 3, 2))
+    one = pt.tensor("one", shape=(1, 3, 2))
+    compiled = function([x, y, one], [x @ y, x @ one])
+    rng = np.random.default_rng(1)
+    single = rng.normal(size=(1, 3, 2))
+    for length in (4, 1, 0):
+        a, b = rng.normal(size=(length, 2, 3)), rng.normal(size=(length, 3, 2))
+        product, broadcast = compiled(a, b, single)
+        np.testing.assert_allclose(product, a @ b, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(broadcast, a @ single, rtol=1e-12, atol=1e-12)
+    for lengths in ((2, 3), (1, 5)):
+        with pytest.raises(ValueError, match="batch axes do not match"):
+            compiled(rng.normal(size=(lengths[0], 2, 3)), rng.normal(size=(lengths[1], 3, 2)),
+                     single)
 
 
 def test_small_static_products_are_written_out_and_others_call_blas() -> None:
