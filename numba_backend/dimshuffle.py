@@ -1,13 +1,12 @@
-"""DimShuffle as a view: index dropped axes with 0, permute, insert new axes with None.
-
-A view that only drops or inserts length-1 axes keeps its source's memory order, which
-`intrinsics.with_layout_of` tells numba (it would type it as arbitrarily strided). A
+"""DimShuffle as a view: `intrinsics.dimshuffled`, a few instructions computing the view's
+shape and strides, keeping its source's memory order where the kept axes keep theirs
+(numba types `x[:, None]` as arbitrarily strided, and an element loop reading that
+loses vectorization). A full reversal is `.T`, which numba types Fortran-ordered. A
 value of one element the block holds as a plain scalar stays a scalar (see
 `registry.scalar_kernel`).
 
-Permutations avoid numba's `ndarray.transpose(axes)`, whose compilation alone takes
-seconds: a full reversal is `.T`, any other permutation the intrinsic
-`intrinsics.permuted` (a few instructions; `as_strided` cost 0.15 s a process).
+numba's own spellings cost compile time: `ndarray.transpose(axes)` seconds on its
+first use in a process, indexing with `None` and `0` 15-20 ms a view.
 """
 
 from __future__ import annotations
@@ -39,21 +38,12 @@ def _dimshuffle(op: DimShuffle, node: NodeInfo, module: ModuleBuilder) -> list[s
         element = f"{source}{_index('0' for _ in range(rank))}"
         shape = "(" + "".join("1, " for _ in op.order) + ")"
         return [Allocation(output, shape, node.output_types[0].dtype), f"{output}[...] = {element}"]
-    lines: list[str] = []
-    expression = source
-    if len(kept) < rank:  # drop length-1 axes
-        expression += _index(":" if axis in kept else "0" for axis in range(rank))
-    remaining = sorted(kept)
-    permutation = tuple(remaining.index(axis) for axis in kept)
-    if permutation == tuple(reversed(range(len(kept)))) and len(kept) > 1:
-        expression = f"{expression}.T"
-    elif permutation != tuple(range(len(kept))):
-        expression = f"permuted({expression}, '{','.join(map(str, permutation))}')"
-    if len(kept) < len(op.order):  # insert new axes
-        expression += _index("None" if axis is None else ":" for axis in op.order)
-    if permutation == tuple(range(len(kept))) and expression != source:
-        expression = f"with_layout_of({expression}, {source})"  # still C (or F) ordered
-    return [*lines, f"{output} = {expression}"]
+    if op.order == tuple(range(rank)):
+        return [f"{output} = {source}"]
+    if op.order == tuple(reversed(range(rank))):
+        return [f"{output} = {source}.T"]  # numba types it Fortran-ordered (C-ordered)
+    order = ",".join("x" if axis is None else str(axis) for axis in op.order)
+    return [f"{output} = dimshuffled({source}, '{order}')"]
 
 
 def _index(parts: Iterable[str]) -> str:
