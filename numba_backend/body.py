@@ -96,6 +96,7 @@ def _fused_body(op: Fused, node: NodeInfo, module: ModuleBuilder) -> ElementBody
         values = Constant(np.array([c.data for c in group], dtype=dtype))
         packed = module.constant(values, scope=prefix)
         reads += [(names[c], f"{packed}[{k}]") for k, c in enumerate(group)]
+    module.scalars.update(name for name, _ in reads)
     return ElementBody(scalars, tuple(reads), tuple(statements), outputs)
 
 

@@ -367,18 +367,21 @@ class _Lowering:
         return None if self.context is None else self.context.get_constant(types.intp, number)
 
 
+@functools.lru_cache(maxsize=None)
 def _parsed(source: str) -> list[ast.stmt]:
+    """The statements of a nest, parsed when it is first typed (not when its module is
+    imported: a module loaded from numba's cache never types its nests)."""
     return ast.parse(source).body
 
 
 def element_nest(namespace: Mapping[str, Any], parameters: Sequence[str],
                  results: Sequence[str], source: str) -> Any:
     """An intrinsic running the loop nest `source` (statements), which reads and writes
-    the caller's `parameters` (names, passed in this order) and returns the new values
-    of `results` (a subset of them, carried out of the nest): one value alone, several
-    as a tuple, nothing if none. `namespace` resolves the global names the nest calls
+    the caller's `parameters` (names, passed in this order) and returns the values of
+    `results` after it (names it assigns that the caller reads after it: parameters
+    carried through, or values it computes): one value alone, several as a tuple,
+    nothing if none. `namespace` resolves the global names the nest calls
     (the generated module's globals)."""
-    body = _parsed(source)
     fallback: list[Any] = []
 
     def compiled() -> Any:
@@ -399,9 +402,10 @@ def element_nest(namespace: Mapping[str, Any], parameters: Sequence[str],
         try:
             for name, kind in zip(parameters, arguments):
                 lowering.bind(name, (kind, None))
-            lowering.statements(body)
+            lowering.statements(_parsed(source))
             returned = [lowering.types[name] for name in results]
-            if returned != [arguments[parameters.index(name)] for name in results]:
+            if any(kind != arguments[parameters.index(name)]
+                   for name, kind in zip(results, returned) if name in parameters):
                 raise Unsupported("a carried value changes type")
         except Unsupported as reason:
             LOGGER.debug("numba compiles the nest %r: %s", source, reason)
@@ -422,7 +426,7 @@ def element_nest(namespace: Mapping[str, Any], parameters: Sequence[str],
             lowering = _Lowering(context.typing_context, namespace, context, builder)
             for name, kind, value in zip(parameters, sig.args, args):
                 lowering.bind(name, (kind, value))
-            lowering.statements(body)
+            lowering.statements(_parsed(source))
             values = [lowering.read(name)[1] for name in results]
             if not results:
                 return context.get_dummy_value()

@@ -29,36 +29,39 @@ _ALLOWED = (
 
 def outline_nests(lines: Sequence[str], parameters: Sequence[str],
                   module: ModuleBuilder) -> list[str]:
-    """`lines` (a function body, indented) with each qualifying loop nest replaced by a
-    call of an `element_nest` helper, which `module` receives."""
+    """`lines` (a function body, indented) with each qualifying run of statements (loop
+    nests, and the reads of scalars they need: `module.scalars`) replaced by a call of
+    an `element_nest` helper, which `module` receives."""
     if not any(line.lstrip().startswith("for ") for line in lines):
         return list(lines)
     text = f"def f({', '.join(parameters)}):\n" + "\n".join(lines) + "\n"
     function = ast.parse(text).body[0]
     assert isinstance(function, ast.FunctionDef)
-    uses = _uses(function)
-    counters = {node.target.id for node in ast.walk(function)
-                if isinstance(node, ast.For) and isinstance(node.target, ast.Name)}
+    uses, counters = _uses(function)
     local = set(parameters) | counters | {name for name, (stores, _) in uses.items() if stores}
     result = list(lines)
-    for loop in reversed(list(_candidates(function.body, local))):
-        call = _call(loop, lines, uses, set(parameters), local, module)
+    for run in reversed(list(_runs(function.body, local, module.scalars))):
+        call = _call(run, lines, uses, set(parameters), local, module)
         if call is not None:
-            start, end = loop.lineno - 2, (loop.end_lineno or loop.lineno) - 1
+            first, last = run[0][0], run[-1][0]
+            start, end = first.lineno - 2, (last.end_lineno or last.lineno) - 1
             indent = lines[start][: len(lines[start]) - len(lines[start].lstrip())]
             result[start:end] = [indent + call]
     return result
 
 
-def _uses(function: ast.FunctionDef) -> dict[str, tuple[list[int], list[int]]]:
+def _uses(function: ast.FunctionDef) -> tuple[dict[str, tuple[list[int], list[int]]], set[str]]:
     """Per name, the lines storing it and the lines reading it, apart from loop counters
-    within their loops: generated code reads a counter only inside its loop, so a nest's
-    counter is its own even where a sibling loop counts with the same name."""
+    within their loops (generated code reads a counter only inside its loop, so a nest's
+    counter is its own even where a sibling loop counts with the same name); and the
+    names of all loop counters."""
     found: dict[str, tuple[list[int], list[int]]] = {}
+    all_counters: set[str] = set()
     pending: list[tuple[ast.AST, frozenset[str]]] = [(function, frozenset())]
     while pending:
         node, counters = pending.pop()
         if isinstance(node, ast.For) and isinstance(node.target, ast.Name):
+            all_counters.add(node.target.id)
             inner = counters | {node.target.id}
             pending.append((node.iter, counters))
             pending.extend((child, inner) for child in [*node.body, *node.orelse])
@@ -67,79 +70,112 @@ def _uses(function: ast.FunctionDef) -> dict[str, tuple[list[int], list[int]]]:
             stores, loads = found.setdefault(node.id, ([], []))
             (stores if isinstance(node.ctx, ast.Store) else loads).append(node.lineno)
         pending.extend((child, counters) for child in ast.iter_child_nodes(node))
-    return found
+    return found, all_counters
 
 
-def _candidates(body: Sequence[ast.stmt], local: set[str]) -> Iterator[ast.For]:
-    """The outermost qualifying loops of `body`, looking inside loops that do not."""
-    for statement in body:
-        if isinstance(statement, ast.For):
-            if _qualifies(statement, local):
-                yield statement
-            else:
-                yield from _candidates(statement.body, local)
-        elif isinstance(statement, ast.If):
-            yield from _candidates(statement.body, local)
-            yield from _candidates(statement.orelse, local)
+Run = list[tuple[ast.stmt, list[ast.Name], set[str]]]
+"""Statements of a run, each with the names it mentions and its loops' counters."""
 
 
-def _qualifies(loop: ast.For, local: set[str]) -> bool:
-    for node in ast.walk(loop):
-        if not isinstance(node, _ALLOWED):
-            return False
-        match node:
-            case ast.For(target=ast.Name(), iter=ast.Call(func=ast.Name(id="range"),
-                                                          keywords=[]), orelse=[]):
-                pass
+def _runs(body: Sequence[ast.stmt], local: set[str], scalars: set[str]) -> Iterator[Run]:
+    """The qualifying runs of `body`: consecutive qualifying loops, with the reads of
+    known scalars among them, holding at least one loop; inside loops that do not
+    qualify, their own runs."""
+    run: Run = []
+    for statement in [*body, None]:
+        found = None
+        match statement:
             case ast.For():
-                return False
+                found = _element_names(statement, local)
+            case ast.Assign(targets=[ast.Name(id=name)]) if name in scalars:
+                found = _element_names(statement, local)
+        if statement is not None and found is not None:
+            run.append((statement, *found))
+            continue
+        while run and not isinstance(run[-1][0], ast.For):
+            run.pop()  # scalar reads after the last loop stay numba's
+        if run:
+            yield run
+        run = []
+        match statement:
+            case ast.For():
+                yield from _runs(statement.body, local, scalars)
+            case ast.If():
+                yield from _runs(statement.body, local, scalars)
+                yield from _runs(statement.orelse, local, scalars)
+
+
+def _element_names(statement: ast.stmt, local: set[str]
+                    ) -> tuple[list[ast.Name], set[str]] | None:
+    """The names `statement` mentions and its loops' counters, if it is all element code
+    (else None)."""
+    names: list[ast.Name] = []
+    counters: set[str] = set()
+    for node in ast.walk(statement):
+        if not isinstance(node, _ALLOWED):
+            return None
+        match node:
+            case ast.Name():
+                names.append(node)
+            case ast.For(target=ast.Name(id=counter), iter=ast.Call(
+                    func=ast.Name(id="range"), keywords=[]), orelse=[]):
+                counters.add(counter)
+            case ast.For():
+                return None
             case ast.Assign(targets=[ast.Name() | ast.Subscript(value=ast.Name())]):
                 pass
             case ast.Assign():
-                return False
+                return None
             case ast.Call(func=ast.Name(id=name)) if name in local:
-                return False
+                return None
             case ast.Attribute(value=ast.Name(id=name), attr=attribute) if (
                     name in local and attribute != "shape"):
-                return False
+                return None
             case ast.Call(keywords=[_, *_]):
-                return False
+                return None
             case ast.Subscript(value=ast.Name() | ast.Attribute(value=ast.Name(), attr="shape")):
                 pass
             case ast.Subscript():
-                return False
-    return True
+                return None
+    return names, counters
 
 
-def _call(loop: ast.For, lines: Sequence[str], uses: dict[str, tuple[list[int], list[int]]],
+def _call(run: Run, lines: Sequence[str], uses: dict[str, tuple[list[int], list[int]]],
           parameters: set[str], local: set[str], module: ModuleBuilder) -> str | None:
-    """The statement calling `loop` as a nest (registering its helper), or None when a
-    name it assigns escapes in a way a call cannot carry."""
-    first, last = loop.lineno, loop.end_lineno or loop.lineno
+    """The statement calling `run` as a nest (registering its helper), or None when a
+    name it assigns escapes in a way a call cannot carry (assigned only inside a loop,
+    where it may never be, and read after the run)."""
+    statements = [statement for statement, _, _ in run]
+    first, last = statements[0].lineno, statements[-1].end_lineno or statements[-1].lineno
     read: set[str] = set()
     stored: set[str] = set()
-    counters = {node.target.id for node in ast.walk(loop)
-                if isinstance(node, ast.For) and isinstance(node.target, ast.Name)}
-    for node in ast.walk(loop):
-        if isinstance(node, ast.Name) and node.id in local and node.id not in counters:
-            (stored if isinstance(node.ctx, ast.Store) else read).add(node.id)
+    counters = {counter for _, _, loops in run for counter in loops}
+    for _, names, _ in run:
+        for node in names:
+            if node.id in local and node.id not in counters:
+                (stored if isinstance(node.ctx, ast.Store) else read).add(node.id)
+    always = {target.id for statement in statements if isinstance(statement, ast.Assign)
+              for target in statement.targets if isinstance(target, ast.Name)}
     carried: list[str] = []
+    results: list[str] = []
     for name in sorted(stored):
         stores, loads = uses[name]
         if all(first <= line <= last for line in stores + loads):
             continue
-        if name not in parameters and not any(line < first for line in stores):
+        if name in parameters or any(line < first for line in stores):
+            carried.append(name)
+        elif name not in always:
             return None
-        carried.append(name)
+        results.append(name)
     passed = sorted((read - stored) | set(carried))
     source = textwrap.dedent("\n".join(lines[first - 2:last - 1]))
     quotes = "'" * 3
     assert quotes not in source and "\\" not in source  # the subset holds no strings
-    definition = (f"element_nest(globals(), {tuple(passed)!r}, {tuple(carried)!r}, {quotes}\n"
+    definition = (f"element_nest(globals(), {tuple(passed)!r}, {tuple(results)!r}, {quotes}\n"
                   f"{source}\n{quotes})")
     name = "nest_" + hashlib.sha256(definition.encode()).hexdigest()[:16]
     module.helpers.setdefault(name, f"{name} = {definition}\n")
     call = f"{name}({', '.join(passed)})"
-    if len(carried) == 1:
-        return f"{carried[0]} = {call}"
-    return "".join(f"{name}, " for name in carried) + f"= {call}" if carried else call
+    if len(results) == 1:
+        return f"{results[0]} = {call}"
+    return "".join(f"{name}, " for name in results) + f"= {call}" if results else call

@@ -189,6 +189,9 @@ class ModuleBuilder:
         self.helpers: dict[str, str] = {}
         self.kernels: dict[str, Kernel] = {}
         self.constants: dict[tuple[str, Constant], str] = {}
+        self.scalars: set[str] = set()
+        """Names the code assigns a scalar only (a fused body's constants, read from their
+        packed array): element nests take those reads in (`numba_backend.nests`)."""
         self.parallel = parallel
         """Whether large element loops should run on all threads (`numba.prange`)."""
         self.outlines_kernels = outlines_kernels

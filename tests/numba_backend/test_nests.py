@@ -116,6 +116,18 @@ def test_several_carried_values_and_a_reassociable_sum() -> None:
     """, ("count", "total", "x"), ("count", "total"), 0, 0.0, RNG.normal(size=100))
 
 
+def test_values_computed_before_the_loops_are_results() -> None:
+    _assert_same("""
+        scale = c[0]
+        for j in range(x.shape[0]):
+            out[j] = x[j] * scale
+        shift = c[1] + scale
+        for j in range(x.shape[0]):
+            out[j] = out[j] - shift
+    """, ("c", "out", "x"), ("scale", "shift"), np.array([2.0, 0.5]), np.zeros(4),
+        RNG.normal(size=4))
+
+
 def test_negative_and_guarded_indices() -> None:
     x = np.arange(5.0)
     _assert_same("""
@@ -239,10 +251,37 @@ def test_equal_nests_are_defined_once() -> None:
     text, module = _outlined("""
         for j in range(x.shape[0]):
             out[j] = x[j] + 1.0
+        view = x[1:]
         for j in range(x.shape[0]):
             out[j] = x[j] + 1.0
     """)
     assert text.count("nest_") == 2 and len(module.helpers) == 1
+
+
+def test_a_run_of_loops_takes_the_scalar_reads_among_them() -> None:
+    """Consecutive loops are one nest, with the reads of scalars the module knows of
+    (a fused body's constants) before and between them; a read after the last loop, and
+    other assignments, stay numba's. A value the run assigns outside its loops and the
+    function reads after it is a result."""
+    module = ModuleBuilder()
+    module.scalars.update({"s0", "s1", "s2"})
+    lines = textwrap.indent(textwrap.dedent("""
+        s0 = c0[0]
+        for j in range(x.shape[0]):
+            out[j] = x[j] * s0
+        s1 = c0[1]
+        for j in range(x.shape[0]):
+            out[j] = out[j] + s1
+        s2 = c0[2]
+        other = c0[3]
+        total = s1 + s2
+    """), "    ").strip("\n").splitlines()
+    text = "\n".join(outline_nests(lines, ("x", "out", "c0"), module))
+    assert text.splitlines()[0].strip() == "s1 = nest_" + text.split("nest_")[1].split("(")[0] \
+        + "(c0, out, x)"
+    assert "s2 = c0[2]" in text and "other = c0[3]" in text and text.count("nest_") == 1
+    (definition,) = module.helpers.values()
+    assert "('c0', 'out', 'x'), ('s1',)" in definition
 
 
 def test_runtime_names() -> None:
