@@ -117,6 +117,7 @@ class _Lowering:
         for statement in body:
             match statement:
                 case ast.Assign(targets=[ast.Name(id=name)], value=value):
+                    self.natural.discard(name)  # a counter assigned may go negative
                     self.bind(name, self.expression(value))
                 case ast.Assign(targets=[ast.Subscript(value=ast.Name(id=name),
                                                        slice=index)], value=value):

@@ -136,6 +136,16 @@ def test_negative_and_guarded_indices() -> None:
     """, ("n", "out", "x"), (), 5, np.zeros(5), x)
 
 
+def test_an_assigned_counter_indexes_from_the_end() -> None:
+    """A loop counter is read as never negative (no wraparound) only until the nest
+    assigns it."""
+    _assert_same("""
+        for j in range(3):
+            j = j - 3
+            out[j] = x[j]
+    """, ("out", "x"), (), np.zeros(3), np.arange(3.0))
+
+
 def test_ranges_with_a_start_and_a_negative_step() -> None:
     _assert_same("""
         for j in range(n - 1, -1, -1):
