@@ -41,7 +41,7 @@ def _dimshuffle(op: DimShuffle, node: NodeInfo, module: ModuleBuilder) -> list[s
     if op.order == tuple(range(rank)):
         return [f"{output} = {source}"]
     if op.order == tuple(reversed(range(rank))):
-        return [f"{output} = {source}.T"]  # numba types it Fortran-ordered (C-ordered)
+        return [f"{output} = {source}.T"]  # of a C-ordered source, typed Fortran-ordered
     order = ",".join("x" if axis is None else str(axis) for axis in op.order)
     return [f"{output} = dimshuffled({source}, '{order}')"]
 

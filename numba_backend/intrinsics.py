@@ -117,42 +117,14 @@ def with_layout_of(typingctx: object, view: Any, source: Any) -> Any:
 
 
 @intrinsic(prefer_literal=True)
-def permuted(typingctx: object, array: Any, order: Any) -> Any:
-    """The view of `array` with its axes in `order` (a literal string of axis numbers,
-    `"0,2,1"`): shape and strides permuted, as `ndarray.transpose(axes)`, whose numba
-    overload took 2.5 s to compile on its first use in a process (`as_strided`, used
-    before, 0.15 s); this is a few instructions."""
-    if not isinstance(array, types.Array) or not isinstance(order, types.StringLiteral):
-        return None
-    axes = [int(axis) for axis in order.literal_value.split(",")]
-    if sorted(axes) != list(range(array.ndim)):
-        return None
-    result = array.copy(layout="A")
-
-    def codegen(context: Any, builder: ir.IRBuilder, signature: Any, args: Any) -> Any:
-        source = context.make_array(array)(context, builder, args[0])
-        view = context.make_array(result)(context, builder)
-        shape = cgutils.unpack_tuple(builder, source.shape, array.ndim)
-        strides = cgutils.unpack_tuple(builder, source.strides, array.ndim)
-        context.populate_array(
-            view, data=source.data,
-            shape=cgutils.pack_array(builder, [shape[axis] for axis in axes]),
-            strides=cgutils.pack_array(builder, [strides[axis] for axis in axes]),
-            itemsize=source.itemsize, meminfo=source.meminfo, parent=source.parent,
-        )
-        return impl_ret_borrowed(context, builder, result, view._getvalue())
-
-    return result(array, order), codegen
-
-
-@intrinsic(prefer_literal=True)
 def dimshuffled(typingctx: object, array: Any, order: Any) -> Any:
     """DimShuffle's view of `array`: `order` is a literal string naming, per axis of the
     view, the axis of `array` it is, or `x` for a new axis of length 1 (`"x,1,0"`); axes
     it does not name (of length 1) are dropped. The view keeps `array`'s memory order
     (C or Fortran) when the named axes keep theirs. A few instructions: numba's own
     spelling, `x[0, :][None, :]`, is typed and lowered index by index (15-20 ms of
-    compile a view, against about 3)."""
+    compile a view, against about 3), and its `transpose(axes)` took 2.5 s to compile
+    on its first use in a process."""
     if not isinstance(array, types.Array) or not isinstance(order, types.StringLiteral):
         return None
     parts = order.literal_value.split(",") if order.literal_value else []

@@ -20,7 +20,8 @@ nests): assignments to names and to array elements, `for` loops over ranges, and
 expressions of names, numbers, arithmetic, comparisons, `and`/`or`, conditional
 expressions, calls and `x.shape[k]`. A name keeps one type (numba would unify two);
 anything else, found while typing the call, makes the intrinsic call the nest compiled
-by numba as a function of its own instead (`_fallback`): slower to compile, same values.
+by numba as a function of its own instead (`compiled` in `element_nest`): slower to
+compile, same values.
 """
 
 from __future__ import annotations
@@ -302,7 +303,7 @@ class _Lowering:
                    comparators: list[ast.expr]) -> Value:
         if any(type(op) not in COMPARE for op in ops):
             raise Unsupported("a comparison other than < <= > >= == !=")
-        if len(ops) > 1:  # a < b < c: (a < b) and (b < c), each operand computed once
+        if len(ops) > 1:  # generated code writes none; numba compiles it
             raise Unsupported("a chained comparison")
         return self.call(COMPARE[type(ops[0])], [self.expression(left),
                                                  self.expression(comparators[0])])

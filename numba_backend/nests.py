@@ -1,14 +1,16 @@
-"""Which `for` loops of a generated function become `element_nest` calls
+"""Which runs of `for` loops of a generated function become `element_nest` calls
 (`numba_backend.nest_lowering`), and the helper defining each.
 
 A loop qualifies when it is all element code: `for` over `range`, assignments to names
 and to array elements, and expressions of names, numbers, operators, calls of global
 functions and `x.shape[k]`; a loop holding anything else (a raise, a kernel call, an
 array created or sliced) stays numba's, and the loops inside it are looked at in turn.
-Its parameters are the function's names it reads; a name it assigns that the function
-also uses outside the loop is carried: passed in (it must be assigned before the loop)
-and returned. Names are looked up on the function's AST, so a word inside a message
-never counts as a use.
+Consecutive qualifying loops make one run, with the reads of known scalars among them
+(`ModuleBuilder.scalars`). Its parameters are the function's names it reads; a name it
+assigns that the function also uses outside the run is a result: carried (passed in
+too) when assigned before the run, computed when the run assigns it outside its loops,
+and otherwise the run stays numba's. Names are looked up on the function's AST, so a
+word inside a message never counts as a use.
 """
 
 from __future__ import annotations
