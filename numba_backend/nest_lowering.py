@@ -8,7 +8,8 @@ whose codegen walks the nest's Python AST once and writes its IR into the caller
 
 - loops are `for` over `range(...)`; element reads and writes `a[i, j]` compute the
   address from the array's strides (`cgutils.get_item_pointer2`, numba's own, so
-  contiguous arrays keep their unit stride and the loop vectorizes as before);
+  contiguous arrays keep their unit stride and the loop vectorizes as before), from
+  its data pointer, shape and strides read once where the nest starts (`_Unpacked`);
 - every operation and call is resolved by numba's typing context and lowered by
   numba's implementation of it (`context.get_function`), its operands cast to the
   signature's types as numba's lowering casts them: `a + b`, `np.isfinite(x)`,
@@ -33,6 +34,7 @@ import operator
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import attrs
 import numba
 from llvmlite import ir
 from numba.core import cgutils, types
@@ -76,6 +78,26 @@ def _resolved(typing: Context, function: Any, arguments: tuple[types.Type, ...]
     return function_type, signature
 
 
+@attrs.frozen
+class _Unpacked:
+    """An array's fields, read once where the nest starts (arrays are never assigned in
+    a nest): each element's address is then a few integer operations on these values,
+    not a copy of the array's structure per access."""
+
+    value: Any
+    data: Any
+    shape: tuple[Any, ...]
+    strides: tuple[Any, ...]
+
+    @classmethod
+    def of(cls, context: Context, builder: ir.IRBuilder, kind: types.Array,
+           value: Any) -> _Unpacked:
+        structure = context.make_array(kind)(context, builder, value)
+        return cls(value, structure.data,
+                   tuple(cgutils.unpack_tuple(builder, structure.shape, kind.ndim)),
+                   tuple(cgutils.unpack_tuple(builder, structure.strides, kind.ndim)))
+
+
 class _Lowering:
     """One walk over a nest: typing only (`builder` None) or emitting IR."""
 
@@ -87,6 +109,7 @@ class _Lowering:
         self.builder = builder
         self.types: dict[str, types.Type] = {}
         self.slots: dict[str, Any] = {}
+        self.arrays: dict[str, _Unpacked] = {}
         self.natural: set[str] = set()  # loop counters: indices from 0 up, never negative
 
     # -- names ---------------------------------------------------------------------------
@@ -94,6 +117,13 @@ class _Lowering:
         """Assign `name`: its first value fixes its type (numba would unify a second)."""
         kind, ir_value = value
         known = self.types.get(name)
+        if isinstance(kind, types.Array):
+            if known is not None:
+                raise Unsupported(f"{name}, an array, is assigned")
+            self.types[name] = kind
+            if self.builder is not None and self.context is not None:
+                self.arrays[name] = _Unpacked.of(self.context, self.builder, kind, ir_value)
+            return
         if known is None:
             self.types[name] = kind
             if self.builder is not None and self.context is not None:
@@ -111,6 +141,8 @@ class _Lowering:
             raise Unsupported(f"{name} read before it is assigned")
         if self.builder is None:
             return kind, None
+        if name in self.arrays:
+            return kind, self.arrays[name].value
         return kind, self.builder.load(self.slots[name])
 
     # -- statements ----------------------------------------------------------------------
@@ -165,19 +197,19 @@ class _Lowering:
             self.statements(body)
 
     def store(self, name: str, index: ast.expr, value: Value) -> None:
-        array_type, array = self.read_array(name)
-        pointer = self.element(array_type, array, index)
+        array_type = self.array_type(name)
+        pointer = self.element(name, array_type, index)
         if self.builder is not None and self.context is not None:
             converted = self.context.cast(self.builder, value[1], value[0], array_type.dtype)
             store_item(self.context, self.builder, array_type, converted, pointer)
 
-    def read_array(self, name: str) -> tuple[types.Array, Any]:
-        array_type, array = self.read(name)
+    def array_type(self, name: str) -> types.Array:
+        array_type, _ = self.read(name)
         if not isinstance(array_type, types.Array):
             raise Unsupported(f"indexing {name}, a {array_type}")
-        return array_type, array
+        return array_type
 
-    def element(self, array_type: types.Array, array: Any, index: ast.expr) -> Any:
+    def element(self, name: str, array_type: types.Array, index: ast.expr) -> Any:
         """The address of `array[index]` (None while typing); negative indices count from
         the end, as numba's, except loop counters, which never are."""
         parts = index.elts if isinstance(index, ast.Tuple) else [index]
@@ -186,17 +218,16 @@ class _Lowering:
         indices = [self.integer(part) for part in parts]
         if self.builder is None or self.context is None:
             return None
-        structure = self.context.make_array(array_type)(self.context, self.builder, array)
-        shape = cgutils.unpack_tuple(self.builder, structure.shape, array_type.ndim)
-        strides = cgutils.unpack_tuple(self.builder, structure.strides, array_type.ndim)
+        unpacked = self.arrays[name]
         fixed = []
-        for part, (_, value), length in zip(parts, indices, shape):
+        for part, (_, value), length in zip(parts, indices, unpacked.shape):
             if not self._never_negative(part):
                 negative = self.builder.icmp_signed("<", value, self._int(0))
                 value = self.builder.select(negative, self.builder.add(value, length), value)
             fixed.append(value)
-        return cgutils.get_item_pointer2(self.context, self.builder, structure.data, shape,
-                                         strides, array_type.layout, fixed)
+        return cgutils.get_item_pointer2(self.context, self.builder, unpacked.data,
+                                         unpacked.shape, unpacked.strides, array_type.layout,
+                                         fixed)
 
     def _never_negative(self, index: ast.expr) -> bool:
         match index:
@@ -246,8 +277,8 @@ class _Lowering:
                                slice=ast.Constant(value=int(axis))):
                 return self.length(name, axis)
             case ast.Subscript(value=ast.Name(id=name), slice=index):
-                array_type, array = self.read_array(name)
-                pointer = self.element(array_type, array, index)
+                array_type = self.array_type(name)
+                pointer = self.element(name, array_type, index)
                 if self.builder is None or self.context is None:
                     return array_type.dtype, None
                 return array_type.dtype, load_item(self.context, self.builder, array_type,
@@ -264,13 +295,12 @@ class _Lowering:
         return kind, self.context.get_constant(kind, value)
 
     def length(self, name: str, axis: int) -> Value:
-        array_type, array = self.read_array(name)
+        array_type = self.array_type(name)
         if not 0 <= axis < array_type.ndim:
             raise Unsupported(f"{name}.shape[{axis}]")
         if self.builder is None or self.context is None:
             return types.intp, None
-        structure = self.context.make_array(array_type)(self.context, self.builder, array)
-        return types.intp, cgutils.unpack_tuple(self.builder, structure.shape)[axis]
+        return types.intp, self.arrays[name].shape[axis]
 
     def global_value(self, node: ast.expr) -> Any:
         match node:
