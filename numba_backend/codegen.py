@@ -53,9 +53,9 @@ def generate(graph: Graph, parallel: bool = False) -> GeneratedModule:
     constants = list(module.constants)  # every constant is named by now, in name order
     arguments = [f"i{k}" for k in range(len(graph.inputs))] + list(module.constants.values())
     entry = entry_name(graph, parallel)
-    code = [f"    {line}" for statement in body for line in statement.splitlines()]
+    code = [*(f"    {line}" for statement in body for line in statement.splitlines()),
+            f"    return ({returned})"]
     lines = [f"def {entry}({', '.join(arguments)}):", *outline_nests(code, arguments, module)]
-    lines.append(f"    return ({returned})")
     entry_source = "@numba.njit(cache=True, error_model='numpy')\n" + "\n".join(lines) + "\n"
     source = module_text("named by the structure digest", module, entry_source)
     return GeneratedModule(

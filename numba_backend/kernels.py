@@ -87,15 +87,14 @@ def outline(
     constants = list(inner.constants)
     parameters = [*local.inputs, *inner.constants.values()]
     returned = "".join(f"{output}, " for output in local.outputs)
-    code = outline_nests([f"    {line}" for statement in body for line in statement.splitlines()],
-                         parameters, inner)
+    code = outline_nests([*(f"    {line}" for statement in body for line in statement.splitlines()),
+                          f"    return ({returned})"], parameters, inner)
 
     def text(name: str) -> str:
         function = "\n".join([
             f"@numba.njit({OPTIONS})",
             f"def {name}_code({', '.join(parameters)}):",
             *code,
-            f"    return ({returned})",
             "",
             "",
             f"{name}_call = KernelCall({name}_code)",

@@ -14,11 +14,15 @@ whose codegen walks the nest's Python AST once and writes its IR into the caller
   numba's implementation of it (`context.get_function`), its operands cast to the
   signature's types as numba's lowering casts them: `a + b`, `np.isfinite(x)`,
   `exp_f64(x)` or an `njit` helper compute exactly what the same source compiled by
-  numba computes. Resolutions are memoized per process (`_resolved`).
+  numba computes. Resolutions are memoized per process (`_resolved`);
+- views (`x[s]`, `x[1:, ::-1]`, `x[None, j]`, `dimshuffled`, `with_layout_of`) are a
+  data pointer, lengths and strides (`_Unpacked` without a structure): no array is
+  built, so no reference count is taken; such a view is never a value (passed on or
+  returned), which `numba_backend.nests` guarantees by keeping those views numba's.
 
 The subset is what element loops generate (see `numba_backend.nests`, which picks the
-nests): assignments to names and to array elements, `for` loops over ranges, and
-expressions of names, numbers, arithmetic, comparisons, `and`/`or`, conditional
+nests): assignments to names, to array elements and of views, `for` loops over ranges,
+and expressions of names, numbers, arithmetic, comparisons, `and`/`or`, conditional
 expressions, calls and `x.shape[k]`. A name keeps one type (numba would unify two);
 anything else, found while typing the call, makes the intrinsic call the nest compiled
 by numba as a function of its own instead (`compiled` in `element_nest`): slower to
@@ -40,6 +44,8 @@ from llvmlite import ir
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 from numba.np.arrayobj import load_item, store_item
+
+from numba_backend.intrinsics import dimshuffled, with_layout_of
 
 BINARY = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
@@ -84,7 +90,7 @@ class _Unpacked:
     a nest): each element's address is then a few integer operations on these values,
     not a copy of the array's structure per access."""
 
-    value: Any
+    value: Any  # the array's structure; None for a view the nest makes (no meminfo)
     data: Any
     shape: tuple[Any, ...]
     strides: tuple[Any, ...]
@@ -96,6 +102,15 @@ class _Unpacked:
         return cls(value, structure.data,
                    tuple(cgutils.unpack_tuple(builder, structure.shape, kind.ndim)),
                    tuple(cgutils.unpack_tuple(builder, structure.strides, kind.ndim)))
+
+
+@attrs.frozen
+class _Slice:
+    """A slice of a view being made: its bounds' expressions and its constant step."""
+
+    lower: ast.expr | None
+    upper: ast.expr | None
+    step: int
 
 
 class _Lowering:
@@ -110,6 +125,7 @@ class _Lowering:
         self.types: dict[str, types.Type] = {}
         self.slots: dict[str, Any] = {}
         self.arrays: dict[str, _Unpacked] = {}
+        self.views: set[str] = set()  # arrays the nest makes: no structure, never a value
         self.natural: set[str] = set()  # loop counters: indices from 0 up, never negative
 
     # -- names ---------------------------------------------------------------------------
@@ -119,9 +135,11 @@ class _Lowering:
         known = self.types.get(name)
         if isinstance(kind, types.Array):
             if known is not None:
-                raise Unsupported(f"{name}, an array, is assigned")
+                raise Unsupported(f"{name}, an array, is assigned twice")
             self.types[name] = kind
-            if self.builder is not None and self.context is not None:
+            if isinstance(ir_value, _Unpacked):
+                self.arrays[name] = ir_value
+            elif self.builder is not None and self.context is not None:
                 self.arrays[name] = _Unpacked.of(self.context, self.builder, kind, ir_value)
             return
         if known is None:
@@ -139,6 +157,8 @@ class _Lowering:
         kind = self.types.get(name)
         if kind is None:
             raise Unsupported(f"{name} read before it is assigned")
+        if name in self.views:
+            raise Unsupported(f"{name}, a view made in the nest, used as a value")
         if self.builder is None:
             return kind, None
         if name in self.arrays:
@@ -151,7 +171,10 @@ class _Lowering:
             match statement:
                 case ast.Assign(targets=[ast.Name(id=name)], value=value):
                     self.natural.discard(name)  # a counter assigned may go negative
-                    self.bind(name, self.expression(value))
+                    assigned = self.expression(value)
+                    self.bind(name, assigned)
+                    if isinstance(assigned[0], types.Array):
+                        self.views.add(name)
                 case ast.Assign(targets=[ast.Subscript(value=ast.Name(id=name),
                                                        slice=index)], value=value):
                     self.store(name, index, self.expression(value))
@@ -204,7 +227,9 @@ class _Lowering:
             store_item(self.context, self.builder, array_type, converted, pointer)
 
     def array_type(self, name: str) -> types.Array:
-        array_type, _ = self.read(name)
+        array_type = self.types.get(name)
+        if array_type is None:
+            raise Unsupported(f"{name} read before it is assigned")
         if not isinstance(array_type, types.Array):
             raise Unsupported(f"indexing {name}, a {array_type}")
         return array_type
@@ -228,6 +253,128 @@ class _Lowering:
         return cgutils.get_item_pointer2(self.context, self.builder, unpacked.data,
                                          unpacked.shape, unpacked.strides, array_type.layout,
                                          fixed)
+
+    # -- views -------------------------------------------------------------------------
+    def dimshuffled(self, source: ast.expr, order: str) -> Value:
+        """`intrinsics.dimshuffled(source, order)` as unpacked fields, typed as there."""
+        if not isinstance(source, ast.Name):
+            raise Unsupported("dimshuffled of an expression")
+        array_type = self.array_type(source.id)
+        parts = order.split(",") if order else []
+        named = [int(part) for part in parts if part != "x"]
+        if len(set(named)) != len(named) or not all(0 <= a < array_type.ndim for a in named):
+            raise Unsupported(f"dimshuffled order {order!r} of {array_type}")
+        keeps_order = named == sorted(named) and array_type.layout in ("C", "F")
+        result = array_type.copy(ndim=len(parts),
+                                 layout=array_type.layout if keeps_order else "A")
+        if self.builder is None:
+            return result, None
+        unpacked = self.arrays[source.id]
+        one, zero = self._int(1), self._int(0)
+        return result, _Unpacked(
+            None, unpacked.data,
+            tuple(one if part == "x" else unpacked.shape[int(part)] for part in parts),
+            tuple(zero if part == "x" else unpacked.strides[int(part)] for part in parts))
+
+    def subscript_view(self, name: str, index: ast.expr) -> Value:
+        """`name[index]` with fewer integer indices than axes, slices or `None`s: the
+        view numba's basic indexing makes (its type as numba's typing gives it), as
+        unpacked fields: an offset data pointer, and per axis a length and a stride."""
+        array_type = self.array_type(name)
+        parts = index.elts if isinstance(index, ast.Tuple) else [index]
+        entries: list[Any] = []
+        kinds: list[types.Type] = []
+        for part in parts:
+            match part:
+                case ast.Constant(value=None):
+                    entries.append(None)
+                    kinds.append(types.none)
+                case ast.Slice(lower=lower, upper=upper, step=step):
+                    constant = self._slice_step(step)
+                    entries.append(_Slice(lower, upper, constant))
+                    kinds.append(types.slice2_type if step is None else types.slice3_type)
+                case _:
+                    entries.append(self.integer(part))
+                    kinds.append(types.intp)
+        key = kinds[0] if len(kinds) == 1 else types.BaseTuple.from_types(kinds)
+        try:
+            _, signature = _resolved(self.typing, operator.getitem, (array_type, key))
+        except Unsupported:
+            raise
+        except Exception as error:  # numba's typing errors: numba compiles the nest
+            raise Unsupported(str(error)) from error
+        if not isinstance(signature.return_type, types.Array):
+            raise Unsupported(f"{name}[...] is not a view")
+        if self.builder is None or self.context is None:
+            return signature.return_type, None
+        builder = self.builder
+        unpacked = self.arrays[name]
+        offset = self._int(0)
+        shape: list[Any] = []
+        strides: list[Any] = []
+        axis = 0
+        for part, entry in zip(parts, entries):
+            if entry is None:
+                shape.append(self._int(1))
+                strides.append(self._int(0))
+                continue
+            length, stride = unpacked.shape[axis], unpacked.strides[axis]
+            axis += 1
+            if isinstance(entry, _Slice):
+                start, count = self._slice_bounds(entry.lower, entry.upper, entry.step, length)
+                offset = builder.add(offset, builder.mul(start, stride))
+                shape.append(count)
+                strides.append(builder.mul(stride, self._int(entry.step)))
+                continue
+            value = entry[1]
+            if not self._never_negative(part):
+                negative = builder.icmp_signed("<", value, self._int(0))
+                value = builder.select(negative, builder.add(value, length), value)
+            offset = builder.add(offset, builder.mul(value, stride))
+        shape += unpacked.shape[axis:]
+        strides += unpacked.strides[axis:]
+        byte = ir.IntType(8).as_pointer()
+        data = builder.bitcast(builder.gep(builder.bitcast(unpacked.data, byte), [offset]),
+                               unpacked.data.type)
+        return signature.return_type, _Unpacked(None, data, tuple(shape), tuple(strides))
+
+    def _slice_step(self, step: ast.expr | None) -> int:
+        match step:
+            case None:
+                return 1
+            case ast.Constant(value=int(number)) if number != 0:
+                return number
+            case ast.UnaryOp(op=ast.USub(), operand=ast.Constant(value=int(number))) if number:
+                return -number
+        raise Unsupported("a slice's step is not a constant")
+
+    def _slice_bounds(self, lower: ast.expr | None, upper: ast.expr | None, step: int,
+                      length: Any) -> tuple[Any, Any]:
+        """The first index and the count of `lower:upper:step` over `length` elements,
+        clipped as Python clips a slice (`PySlice_AdjustIndices`), without branches."""
+        assert self.builder is not None
+        builder = self.builder
+
+        def clipped(bound: ast.expr, low: Any, high: Any) -> Any:
+            value = self.integer(bound)[1]
+            negative = builder.icmp_signed("<", value, self._int(0))
+            value = builder.select(negative, builder.add(value, length), value)
+            value = builder.select(builder.icmp_signed("<", value, low), low, value)
+            return builder.select(builder.icmp_signed(">", value, high), high, value)
+
+        if step > 0:
+            start = self._int(0) if lower is None else clipped(lower, self._int(0), length)
+            stop = length if upper is None else clipped(upper, self._int(0), length)
+            span = builder.sub(stop, start)
+        else:
+            last = builder.sub(length, self._int(1))
+            start = last if lower is None else clipped(lower, self._int(-1), last)
+            stop = self._int(-1) if upper is None else clipped(upper, self._int(-1), last)
+            span = builder.sub(start, stop)
+        span = builder.select(builder.icmp_signed("<", span, self._int(0)), self._int(0), span)
+        magnitude = abs(step)
+        count = builder.sdiv(builder.add(span, self._int(magnitude - 1)), self._int(magnitude))
+        return start, count
 
     def _never_negative(self, index: ast.expr) -> bool:
         match index:
@@ -268,6 +415,18 @@ class _Lowering:
                 return self.boolean(isinstance(op, ast.Or), values)
             case ast.IfExp(test=test, body=chosen, orelse=other):
                 return self.choice(test, chosen, other)
+            case ast.Call(func=function, args=[source, ast.Constant(value=str(order))],
+                          keywords=[]) if self.global_value(function) is dimshuffled:
+                return self.dimshuffled(source, order)
+            case ast.Call(func=function, args=[view, ast.Name(id=name)],
+                          keywords=[]) if self.global_value(function) is with_layout_of:
+                view_type, unpacked = self.expression(view)
+                source_type = self.array_type(name)
+                if not isinstance(view_type, types.Array):
+                    raise Unsupported("with_layout_of of a scalar")
+                if source_type.layout in ("C", "F"):
+                    view_type = view_type.copy(layout=source_type.layout)
+                return view_type, unpacked
             case ast.Call(func=function, args=arguments, keywords=[]):
                 if any(isinstance(argument, ast.Starred) for argument in arguments):
                     raise Unsupported("a starred argument")
@@ -276,6 +435,9 @@ class _Lowering:
             case ast.Subscript(value=ast.Attribute(value=ast.Name(id=name), attr="shape"),
                                slice=ast.Constant(value=int(axis))):
                 return self.length(name, axis)
+            case ast.Subscript(value=ast.Name(id=name), slice=index) if _is_view(
+                    index, self.array_type(name).ndim):
+                return self.subscript_view(name, index)
             case ast.Subscript(value=ast.Name(id=name), slice=index):
                 array_type = self.array_type(name)
                 pointer = self.element(name, array_type, index)
@@ -303,6 +465,7 @@ class _Lowering:
         return types.intp, self.arrays[name].shape[axis]
 
     def global_value(self, node: ast.expr) -> Any:
+        """The module global `node` names (a name, or attributes of one)."""
         match node:
             case ast.Name(id=name) if name in self.namespace:
                 return self.namespace[name]
@@ -399,6 +562,15 @@ class _Lowering:
         return None if self.context is None else self.context.get_constant(types.intp, number)
 
 
+def _is_view(index: ast.expr, ndim: int) -> bool:
+    """Whether `x[index]` on an array of `ndim` axes is a view (a slice, a `None`, or
+    fewer indices than axes), not an element."""
+    parts = index.elts if isinstance(index, ast.Tuple) else [index]
+    return len(parts) < ndim or any(
+        isinstance(part, ast.Slice) or (isinstance(part, ast.Constant) and part.value is None)
+        for part in parts)
+
+
 @functools.lru_cache(maxsize=None)
 def _parsed(source: str) -> list[ast.stmt]:
     """The statements of a nest, parsed when it is first typed (not when its module is
@@ -435,6 +607,8 @@ def element_nest(namespace: Mapping[str, Any], parameters: Sequence[str],
             for name, kind in zip(parameters, arguments):
                 lowering.bind(name, (kind, None))
             lowering.statements(_parsed(source))
+            if any(name in lowering.views for name in results):
+                raise Unsupported("a view made in the nest is read after it")
             returned = [lowering.types[name] for name in results]
             if any(kind != arguments[parameters.index(name)]
                    for name, kind in zip(results, returned) if name in parameters):

@@ -1,16 +1,19 @@
 """Which runs of `for` loops of a generated function become `element_nest` calls
 (`numba_backend.nest_lowering`), and the helper defining each.
 
-A loop qualifies when it is all element code: `for` over `range`, assignments to names
-and to array elements, and expressions of names, numbers, operators, calls of global
-functions and `x.shape[k]`; a loop holding anything else (a raise, a kernel call, an
-array created or sliced) stays numba's, and the loops inside it are looked at in turn.
-Consecutive qualifying loops make one run, with the reads of known scalars among them
-(`ModuleBuilder.scalars`). Its parameters are the function's names it reads; a name it
-assigns that the function also uses outside the run is a result: carried (passed in
-too) when assigned before the run, computed when the run assigns it outside its loops,
-and otherwise the run stays numba's. Names are looked up on the function's AST, so a
-word inside a message never counts as a use.
+A loop qualifies when it is all element code: `for` over `range`, assignments to names,
+to array elements and of views, and expressions of names, numbers, operators, calls of
+global functions and `x.shape[k]`; a loop holding anything else (a raise, a kernel call,
+an array created) stays numba's, and the loops inside it are looked at in turn.
+Consecutive qualifying loops make one run, with the reads of known scalars
+(`ModuleBuilder.scalars`) and the views made among them (`numba_backend.nest_views`
+first moves views next to the loops using them). Its parameters are the function's
+names it reads; a name it assigns that the function also uses outside the run is a
+result: carried (passed in too) when assigned before the run, computed when the run
+assigns it outside its loops, and otherwise the run stays numba's. A view used outside
+the run stays numba's and splits the run (made in a nest, it has no reference count,
+so it must die with the nest). Names are looked up on the function's AST, so a word
+inside a message never counts as a use.
 """
 
 from __future__ import annotations
@@ -20,29 +23,35 @@ import hashlib
 import textwrap
 from collections.abc import Iterator, Sequence
 
+from numba_backend.nest_views import makes_view, parsed_body, placed_views
 from numba_backend.registry import ModuleBuilder
 
 _ALLOWED = (
     ast.For, ast.Assign, ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp, ast.BoolOp,
-    ast.Compare, ast.IfExp, ast.Call, ast.Subscript, ast.Attribute, ast.Tuple,
+    ast.Compare, ast.IfExp, ast.Call, ast.Subscript, ast.Attribute, ast.Tuple, ast.Slice,
     ast.operator, ast.unaryop, ast.boolop, ast.cmpop, ast.expr_context,
 )
 
 
 def outline_nests(lines: Sequence[str], parameters: Sequence[str],
                   module: ModuleBuilder) -> list[str]:
-    """`lines` (a function body, indented) with each qualifying run of statements (loop
-    nests, and the reads of scalars they need: `module.scalars`) replaced by a call of
-    an `element_nest` helper, which `module` receives."""
+    """`lines` (a function body, indented, with its `return`: what it returns is used)
+    with each qualifying run of statements (loop nests, with the reads of scalars they
+    need, `module.scalars`, and the views only they use) replaced by a call of an
+    `element_nest` helper, which `module` receives."""
     if not any(line.lstrip().startswith("for ") for line in lines):
         return list(lines)
-    text = f"def f({', '.join(parameters)}):\n" + "\n".join(lines) + "\n"
-    function = ast.parse(text).body[0]
-    assert isinstance(function, ast.FunctionDef)
+    function = parsed_body(lines, parameters)
+    placed = placed_views(function, lines, module.scalars)
+    if placed is not None:
+        lines = placed
+        function = parsed_body(lines, parameters)
     uses, counters = _uses(function)
     local = set(parameters) | counters | {name for name, (stores, _) in uses.items() if stores}
     result = list(lines)
-    for run in reversed(list(_runs(function.body, local, module.scalars))):
+    runs = [piece for run in _runs(function.body, local, module.scalars)
+            for piece in _pieces(run, uses, module.scalars)]
+    for run in sorted(runs, key=lambda run: -run[0][0].lineno):
         call = _call(run, lines, uses, set(parameters), local, module)
         if call is not None:
             first, last = run[0][0], run[-1][0]
@@ -91,6 +100,8 @@ def _runs(body: Sequence[ast.stmt], local: set[str], scalars: set[str]) -> Itera
                 found = _element_names(statement, local)
             case ast.Assign(targets=[ast.Name(id=name)]) if name in scalars:
                 found = _element_names(statement, local)
+            case ast.Assign(targets=[ast.Name()], value=value) if makes_view(value):
+                found = _element_names(statement, local)
         if statement is not None and found is not None:
             run.append((statement, *found))
             continue
@@ -105,6 +116,33 @@ def _runs(body: Sequence[ast.stmt], local: set[str], scalars: set[str]) -> Itera
             case ast.If():
                 yield from _runs(statement.body, local, scalars)
                 yield from _runs(statement.orelse, local, scalars)
+
+
+def _pieces(run: Run, uses: dict[str, tuple[list[int], list[int]]], scalars: set[str]
+            ) -> Iterator[Run]:
+    """`run` split where a view it makes is also used outside it: a view made in a nest
+    has no reference count, so it must die with the nest; that statement stays numba's
+    and the statements around it make two runs (each ending with a loop)."""
+    pending = [run]
+    while pending:
+        piece = pending.pop()
+        while piece and not isinstance(piece[-1][0], ast.For):
+            piece = piece[:-1]
+        if not any(isinstance(statement, ast.For) for statement, _, _ in piece):
+            continue
+        first = piece[0][0].lineno
+        last = piece[-1][0].end_lineno or piece[-1][0].lineno
+        escaping = next((
+            position for position, (statement, _, _) in enumerate(piece)
+            if isinstance(statement, ast.Assign) and makes_view(statement.value)
+            and isinstance(target := statement.targets[0], ast.Name)
+            and target.id not in scalars
+            and not all(first <= line <= last for line in sum(uses[target.id], []))
+        ), None)
+        if escaping is None:
+            yield piece
+        else:
+            pending += [piece[:escaping], piece[escaping + 1:]]
 
 
 def _element_names(statement: ast.stmt, local: set[str]

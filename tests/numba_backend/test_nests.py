@@ -27,7 +27,9 @@ from numba_backend.registry import ModuleBuilder
 
 Array = np.ndarray[Any, np.dtype[Any]]
 NAMESPACE: dict[str, Any] = {"np": np, "math": math, "exp_f64": vecmath.exp_f64,
-                             "log_f64": vecmath.log_f64, "assoc_add": intrinsics.assoc_add}
+                             "log_f64": vecmath.log_f64, "assoc_add": intrinsics.assoc_add,
+                             "dimshuffled": intrinsics.dimshuffled,
+                             "with_layout_of": intrinsics.with_layout_of}
 
 
 def _run_both(source: str, parameters: Sequence[str], results: Sequence[str],
@@ -96,6 +98,59 @@ def test_views_of_any_layout() -> None:
             for j1 in range(x.shape[1]):
                 out[j0, j1] = x[j0, j1]
     """, ("out", "x"), (), np.zeros((8, 6)), base.T)
+
+
+VIEW_SOURCE = """
+row = x[i]
+tail = x[1:, ::-1]
+clipped = x[lo:hi:2]
+backwards = x[hi:lo:-1]
+around = x[-20:20, 2]
+column = with_layout_of(x[::, None], x)
+turned = dimshuffled(x, '1,x,0')
+inner = row[None, -3:]
+for j0 in range(tail.shape[0]):
+    for j1 in range(tail.shape[1]):
+        out[0] = out[0] + tail[j0, j1] * (j0 + 1)
+for j0 in range(clipped.shape[0]):
+    for j1 in range(clipped.shape[1]):
+        out[1] = out[1] + clipped[j0, j1] * (j1 + 2)
+for j0 in range(backwards.shape[0]):
+    out[2] = out[2] + backwards[j0, 0] * (j0 + 3)
+for j0 in range(around.shape[0]):
+    out[3] = out[3] + around[j0] * (j0 + 1)
+for j0 in range(column.shape[0]):
+    out[4] = out[4] + column[j0, 0, 1] * (j0 + 1) + row[j0 % row.shape[0]]
+for j0 in range(turned.shape[0]):
+    for j2 in range(turned.shape[2]):
+        out[5] = out[5] + turned[j0, 0, j2] * (j0 + 2 * j2)
+for j1 in range(inner.shape[1]):
+    inner[0, j1] = inner[0, j1] * 10.0
+out[6] = tail.shape[0] * 100 + clipped.shape[0] * 10 + backwards.shape[0] + around.shape[0] * 1000
+"""
+
+
+@pytest.mark.parametrize("layout", ["C", "F", "strided"])
+@pytest.mark.parametrize(("i", "lo", "hi"), [(0, 0, 5), (-1, -4, -1), (2, 3, 3), (4, 7, 1),
+                                             (-5, -30, 30)])
+def test_views_made_in_the_nest(layout: str, i: int, lo: int, hi: int) -> None:
+    """Slices (constant, symbolic, clipped, empty, reversed), integer and negative indices,
+    new axes, `dimshuffled` and `with_layout_of`, views of views, and writes through a
+    view: the same elements and lengths as numba's basic indexing."""
+    base = RNG.normal(size=(10, 12))
+    x = {"C": base[:5, :6].copy(), "F": np.asfortranarray(base[:5, :6]),
+         "strided": base[::2, ::2]}[layout]
+    _assert_same(VIEW_SOURCE, ("hi", "i", "lo", "out", "x"), (), hi, i, lo, np.zeros(7), x)
+
+
+def test_a_view_read_as_a_value_falls_back() -> None:
+    """A view passed on (here to `len`) needs an array structure: numba compiles that
+    nest; it falls back."""
+    _assert_same("""
+        v = x[1:]
+        for j in range(3):
+            out[j] = len(v) + j
+    """, ("out", "x"), (), np.zeros(3), RNG.normal(size=5))
 
 
 def test_carried_max_with_nans_through_or() -> None:
@@ -234,13 +289,15 @@ def test_which_loops_become_nests() -> None:
             for j in range(2):
                 out[s] = out[s] + j
     """)
-    # The outer loop slices and raises: numba's. Its inner loops are nests, the first
-    # carrying acc (read after it), both reading the outer counter s as a parameter,
-    # and a name in a message counts for nothing.
+    # The outer loop raises: numba's. Its inner loops are nests, the first carrying acc
+    # (read after it), both reading the outer counter s as a parameter, and a name in a
+    # message counts for nothing. The check reads the row's length from x, so the row
+    # is made in the first nest, next to its loop.
     assert text.count("for s in range") == 1 and text.count("for j in") == 0
+    assert "if x.shape[1] < 2:" in text and "row =" not in text
     assert "acc = nest_" in text and text.count("nest_") == 2
     definitions = "".join(module.helpers.values())
-    assert "('acc', 'row', 's'), ('acc',)" in definitions
+    assert "('acc', 's', 'x'), ('acc',)" in definitions and "row = x[s]" in definitions
     assert "('out', 's'), ()" in definitions
 
 
@@ -249,19 +306,77 @@ def test_loops_a_call_cannot_carry_stay() -> None:
         for j in range(3):
             first = x[j]
         out[0] = first
-        for j in range(3):
-            view = x[j:]
+        total = np.empty(3)
     """)
     # `first` is only assigned inside the loop but read after it: a call could not
-    # pass it in. A slice is not element code.
+    # pass it in.
     assert "nest_" not in text and not module.helpers
+
+
+def test_views_join_a_run_unless_used_outside_it() -> None:
+    """A view made among the loops (basic indexing, `dimshuffled`, `with_layout_of`)
+    joins their nest, which makes it without a reference count; one the function also
+    uses after the run stays numba's and splits it."""
+    text, module = _outlined("""
+        row = x[1]
+        turned = dimshuffled(x, '1,0')
+        for j in range(3):
+            out[j] = row[j] + turned[j, 0]
+        kept = x[2:]
+        for j in range(3):
+            out[j] = out[j] + kept[j, 0]
+        total = kept.shape[0]
+    """)
+    lines = text.splitlines()
+    assert lines[0].strip().startswith("nest_") and lines[1].strip() == "kept = x[2:]"
+    assert lines[2].strip().startswith("nest_") and lines[3].strip() == "total = kept.shape[0]"
+    second, first = module.helpers.values()  # defined from the last run up
+    assert "row = x[1]" in first and "turned = dimshuffled(x, '1,0')" in first
+    assert "kept" in second and "kept = x" not in second
+
+
+def test_view_lengths_are_read_from_the_source_and_views_move_to_their_loops() -> None:
+    """Reads of a view's lengths after it are written as its source's (a new axis as 1,
+    a length a slice clips left as it is), until either name is assigned again; a view
+    nothing reads any more is gone; a view moves down to the loops using it, past
+    statements that assign none of the names it reads, and joins their nest."""
+    text, module = _outlined("""
+        row = x[1]
+        turned = dimshuffled(x, '1,x,0')
+        clipped = x[1:]
+        n = row.shape[0] + turned.shape[1] + turned.shape[2] + clipped.shape[0]
+        both = row.shape
+        if n < 0:
+            raise ValueError('negative')
+        scratch = np.empty(n)
+        for j in range(3):
+            out[j] = row[j] + turned[j, 0, 0] + n + both[0]
+        unused = dimshuffled(x, '1,0')
+        kept = x[0]
+        x = scratch
+        for j in range(3):
+            out[j] = kept[j]
+    """)
+    assert "n = x.shape[1] + 1 + x.shape[0] + clipped.shape[0]" in text
+    assert "both = (x.shape[1:])" in text and "unused" not in text
+    lines = [line.strip() for line in text.splitlines()]
+    # row and turned moved past the check and the allocation into the first nest; kept
+    # cannot move past `x = scratch`, so its loop is a nest without it.
+    assert lines.index("scratch = np.empty(n)") < min(
+        k for k, line in enumerate(lines) if line.startswith("nest_"))
+    assert "kept = x[0]" in lines and lines.index("kept = x[0]") < lines.index("x = scratch")
+    assert text.count("nest_") == 2
+    definitions = list(module.helpers.values())
+    assert any("row = x[1]" in d and "turned = dimshuffled(x, '1,x,0')" in d
+               for d in definitions)
+    assert not any("kept = " in d for d in definitions)
 
 
 def test_equal_nests_are_defined_once() -> None:
     text, module = _outlined("""
         for j in range(x.shape[0]):
             out[j] = x[j] + 1.0
-        view = x[1:]
+        scratch = np.empty(3)
         for j in range(x.shape[0]):
             out[j] = x[j] + 1.0
     """)
@@ -284,7 +399,7 @@ def test_a_run_of_loops_takes_the_scalar_reads_among_them() -> None:
             out[j] = out[j] + s1
         s2 = c0[2]
         other = c0[3]
-        total = s1 + s2
+        total = s1 + s2 + other
     """), "    ").strip("\n").splitlines()
     text = "\n".join(outline_nests(lines, ("x", "out", "c0"), module))
     assert text.splitlines()[0].strip() == "s1 = nest_" + text.split("nest_")[1].split("(")[0] \

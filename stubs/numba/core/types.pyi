@@ -1,5 +1,5 @@
 # Type stubs for the numba types that fgraph's intrinsics inspect and build signatures from.
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 class Type:
@@ -27,6 +27,8 @@ class Tuple(BaseTuple):
 class BaseTuple(Type):
     def __iter__(self) -> Iterator[Type]: ...
     def __len__(self) -> int: ...
+    @staticmethod
+    def from_types(tys: Iterable[Type]) -> BaseTuple: ...
 
 class NumberClass(Type):
     dtype: Type
@@ -43,6 +45,9 @@ class IntegerLiteral(Integer):
     literal_value: int
 
 void: Type
+none: Type
+slice2_type: Type
+slice3_type: Type
 
 float64: Float
 int64: Type
