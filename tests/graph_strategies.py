@@ -263,12 +263,16 @@ def assert_outputs_close(
         np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg=f"output {number}")
 
 
-def scaled_examples(share: float) -> int:
+def scaled_examples(share: float, ci_share: float | None = None) -> int:
     """`share` of the active profile's `max_examples` (at least 1): property tests of
     different cost take different shares of one budget, which `--hypothesis-profile`
-    scales as a whole."""
+    scales as a whole. `ci_share`, for the most expensive tests: their share under the
+    default "ci" profile instead, so CI runs fewer of their examples while "long" (and
+    any other profile) still takes `share`."""
     active = settings.default
     base = 100 if active is None else active.max_examples
+    if ci_share is not None and active is settings.get_profile("ci"):
+        share = ci_share
     return max(1, round(base * share))
 
 

@@ -24,6 +24,9 @@ Throughput: an example holds several programs; those the reference computes are
 compiled as the outputs of one function and the erroring ones one by one (an error ends
 the whole call). A disagreement of a group is narrowed to the program that shows it
 alone. The uncompiled checks (everything but (d)) run on more programs of their own.
+The default "ci" profile runs half the uncompiled examples; `--hypothesis-profile=long`
+runs their full share. (The compiled examples' time is that of a few costly compiles,
+with `parallel=True` mostly: fewer examples draw other programs, not cheaper ones.)
 `LOOP_FUZZ_COUNTS` counts what was checked; the module prints it at its end (`-s`).
 `test_every_loop_rule_fires_on_drawn_programs` keeps the translation validation from
 being empty.
@@ -489,7 +492,7 @@ def _print_counts() -> Iterator[None]:
     print(f"\nloop fuzz: {elapsed:.1f} s wall, CPU seconds {seconds}, {counts}")
 
 
-@settings(max_examples=scaled_examples(2.0))
+@settings(max_examples=scaled_examples(2.0, ci_share=1.0))
 @given(st.lists(programs(compiled=False), min_size=1, max_size=4))
 def test_loop_programs_agree_uncompiled(drawn: list[Program]) -> None:
     """Reference, NumPy model, each loop rule alone and fast_run agree (no compiling)."""
