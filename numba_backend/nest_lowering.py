@@ -46,6 +46,14 @@ from numba.extending import intrinsic
 from numba.np.arrayobj import load_item, store_item
 
 from numba_backend.intrinsics import dimshuffled, with_layout_of
+from numba_backend.vecmath import LIBM_EQUIVALENTS
+
+SHORT_LOOP = 16
+"""Below this many steps, a loop a loop body's nest runs calls libm's functions instead
+of vecmath's (`per_step` in `element_nest`): LLVM's vectorizer leaves loops that short
+to run one element at a time (its tiny trip count), and there libm's functions, which
+branch on the argument, are faster than the branch-free polynomials (the 3-state HMM,
+lengths unknown: 161 -> 128 us)."""
 
 BINARY = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
@@ -117,11 +125,15 @@ class _Lowering:
     """One walk over a nest: typing only (`builder` None) or emitting IR."""
 
     def __init__(self, typing: Context, namespace: Mapping[str, Any],
-                 context: Context | None = None, builder: ir.IRBuilder | None = None):
+                 context: Context | None = None, builder: ir.IRBuilder | None = None,
+                 per_step: bool = False, array_names: frozenset[str] = frozenset()):
         self.typing = typing
         self.namespace = namespace
         self.context = context
         self.builder = builder
+        self.per_step = per_step  # innermost loops of unknown length choose libm when short
+        self.libm = False  # emitting the short version: vecmath's functions as libm's
+        self.array_names = array_names  # names typing found arrays: never emitted twice
         self.types: dict[str, types.Type] = {}
         self.slots: dict[str, Any] = {}
         self.arrays: dict[str, _Unpacked] = {}
@@ -213,11 +225,48 @@ class _Lowering:
             self.statements(body)
             return
         assert self.context is not None
-        step_value = self._int(step)
-        with cgutils.for_range_slice(self.builder, start[1], stop[1], step_value,
+        if self.per_step and not self.libm and step == 1 and self._calls_vecmath(body) and (
+                not all(isinstance(bound, ast.Constant) for bound in bounds[:2])):
+            steps = self.builder.sub(stop[1], start[1])
+            short = self.builder.icmp_signed("<", steps, self._int(SHORT_LOOP))
+            with self.builder.if_else(short) as (one_at_a_time, vectorized):
+                with one_at_a_time:
+                    self.libm = True
+                    self._emit_loop(counter, start[1], stop[1], step, body)
+                    self.libm = False
+                with vectorized:
+                    self._emit_loop(counter, start[1], stop[1], step, body)
+            return
+        self._emit_loop(counter, start[1], stop[1], step, body)
+
+    def _emit_loop(self, counter: str, start: Any, stop: Any, step: int,
+                   body: list[ast.stmt]) -> None:
+        assert self.builder is not None
+        with cgutils.for_range_slice(self.builder, start, stop, self._int(step),
                                      inc=step > 0) as (index, _):
             self.bind(counter, (types.intp, index))
             self.statements(body)
+
+    def _calls_vecmath(self, body: list[ast.stmt]) -> bool:
+        """Whether `body` is an innermost loop's (no loop inside, no view made: a view
+        is bound once) calling a vecmath function."""
+        calls = False
+        for statement in body:
+            for node in ast.walk(statement):
+                if isinstance(node, ast.For):
+                    return False
+                if isinstance(node, ast.Name) and node.id in self.array_names and isinstance(
+                        node.ctx, ast.Store):
+                    return False
+                if isinstance(node, ast.Call) and self._vecmath_function(node.func):
+                    calls = True
+        return calls
+
+    def _vecmath_function(self, node: ast.expr) -> bool:
+        try:
+            return self.global_value(node) in LIBM_EQUIVALENTS
+        except (Unsupported, TypeError):  # not a global, or unhashable
+            return False
 
     def store(self, name: str, index: ast.expr, value: Value) -> None:
         array_type = self.array_type(name)
@@ -430,8 +479,10 @@ class _Lowering:
             case ast.Call(func=function, args=arguments, keywords=[]):
                 if any(isinstance(argument, ast.Starred) for argument in arguments):
                     raise Unsupported("a starred argument")
-                return self.call(self.global_value(function),
-                                 [self.expression(argument) for argument in arguments])
+                called = self.global_value(function)
+                if self.libm:
+                    called = LIBM_EQUIVALENTS.get(called, called)
+                return self.call(called, [self.expression(argument) for argument in arguments])
             case ast.Subscript(value=ast.Attribute(value=ast.Name(id=name), attr="shape"),
                                slice=ast.Constant(value=int(axis))):
                 return self.length(name, axis)
@@ -579,13 +630,16 @@ def _parsed(source: str) -> list[ast.stmt]:
 
 
 def element_nest(namespace: Mapping[str, Any], parameters: Sequence[str],
-                 results: Sequence[str], source: str) -> Any:
+                 results: Sequence[str], source: str, per_step: bool = False) -> Any:
     """An intrinsic running the loop nest `source` (statements), which reads and writes
     the caller's `parameters` (names, passed in this order) and returns the values of
     `results` after it (names it assigns that the caller reads after it: parameters
     carried through, or values it computes): one value alone, several as a tuple,
     nothing if none. `namespace` resolves the global names the nest calls
-    (the generated module's globals)."""
+    (the generated module's globals). A nest run once `per_step` of a loop (a loop
+    body's, whose lengths are those of one step's values, often a handful) runs each
+    innermost loop of unknown length that calls vecmath's functions in two versions:
+    with libm's below `SHORT_LOOP` steps, vecmath's (vectorized) from there."""
     fallback: list[Any] = []
 
     def compiled() -> Any:
@@ -623,13 +677,16 @@ def element_nest(namespace: Mapping[str, Any], parameters: Sequence[str],
                 return context.get_function(function_type, sig)(builder, args)
 
             return signature, call_compiled
+        arrays = frozenset(name for name, kind in lowering.types.items()
+                           if isinstance(kind, types.Array))
         result: types.Type = (types.void if not results else returned[0]
                               if len(results) == 1 else types.Tuple(tuple(returned)))
         signature = result(*arguments)
 
         def codegen(context: Context, builder: ir.IRBuilder, sig: Any,
                     args: Sequence[Any]) -> Any:
-            lowering = _Lowering(context.typing_context, namespace, context, builder)
+            lowering = _Lowering(context.typing_context, namespace, context, builder,
+                                 per_step, arrays)
             for name, kind, value in zip(parameters, sig.args, args):
                 lowering.bind(name, (kind, value))
             lowering.statements(_parsed(source))

@@ -49,10 +49,10 @@ def outline_nests(lines: Sequence[str], parameters: Sequence[str],
     uses, counters = _uses(function)
     local = set(parameters) | counters | {name for name, (stores, _) in uses.items() if stores}
     result = list(lines)
-    runs = [piece for run in _runs(function.body, local, module.scalars)
+    runs = [(piece, per_step) for run, per_step in _runs(function.body, local, module.scalars)
             for piece in _pieces(run, uses, module.scalars)]
-    for run in sorted(runs, key=lambda run: -run[0][0].lineno):
-        call = _call(run, lines, uses, set(parameters), local, module)
+    for run, per_step in sorted(runs, key=lambda run: -run[0][0][0].lineno):
+        call = _call(run, lines, uses, set(parameters), local, module, per_step)
         if call is not None:
             first, last = run[0][0], run[-1][0]
             start, end = first.lineno - 2, (last.end_lineno or last.lineno) - 1
@@ -88,10 +88,12 @@ Run = list[tuple[ast.stmt, list[ast.Name], set[str]]]
 """Statements of a run, each with the names it mentions and its loops' counters."""
 
 
-def _runs(body: Sequence[ast.stmt], local: set[str], scalars: set[str]) -> Iterator[Run]:
+def _runs(body: Sequence[ast.stmt], local: set[str], scalars: set[str],
+          per_step: bool = False) -> Iterator[tuple[Run, bool]]:
     """The qualifying runs of `body`: consecutive qualifying loops, with the reads of
     known scalars among them, holding at least one loop; inside loops that do not
-    qualify, their own runs."""
+    qualify, their own runs. Each comes with whether it runs once per step of an
+    enclosing loop (`per_step`)."""
     run: Run = []
     for statement in [*body, None]:
         found = None
@@ -108,14 +110,14 @@ def _runs(body: Sequence[ast.stmt], local: set[str], scalars: set[str]) -> Itera
         while run and not isinstance(run[-1][0], ast.For):
             run.pop()  # scalar reads after the last loop stay numba's
         if run:
-            yield run
+            yield run, per_step
         run = []
         match statement:
             case ast.For():
-                yield from _runs(statement.body, local, scalars)
+                yield from _runs(statement.body, local, scalars, True)
             case ast.If():
-                yield from _runs(statement.body, local, scalars)
-                yield from _runs(statement.orelse, local, scalars)
+                yield from _runs(statement.body, local, scalars, per_step)
+                yield from _runs(statement.orelse, local, scalars, per_step)
 
 
 def _pieces(run: Run, uses: dict[str, tuple[list[int], list[int]]], scalars: set[str]
@@ -181,10 +183,13 @@ def _element_names(statement: ast.stmt, local: set[str]
 
 
 def _call(run: Run, lines: Sequence[str], uses: dict[str, tuple[list[int], list[int]]],
-          parameters: set[str], local: set[str], module: ModuleBuilder) -> str | None:
+          parameters: set[str], local: set[str], module: ModuleBuilder,
+          per_step: bool) -> str | None:
     """The statement calling `run` as a nest (registering its helper), or None when a
     name it assigns escapes in a way a call cannot carry (assigned only inside a loop,
-    where it may never be, and read after the run)."""
+    where it may never be, and read after the run). A nest run once per step of an
+    enclosing loop (a loop body's) chooses libm or vecmath at run time
+    (`nest_lowering.element_nest`'s `per_step`)."""
     statements = [statement for statement, _, _ in run]
     first, last = statements[0].lineno, statements[-1].end_lineno or statements[-1].lineno
     read: set[str] = set()
@@ -211,8 +216,9 @@ def _call(run: Run, lines: Sequence[str], uses: dict[str, tuple[list[int], list[
     source = textwrap.dedent("\n".join(lines[first - 2:last - 1]))
     quotes = "'" * 3
     assert quotes not in source and "\\" not in source  # the subset holds no strings
+    step = ", per_step=True" if per_step else ""
     definition = (f"element_nest(globals(), {tuple(passed)!r}, {tuple(results)!r}, {quotes}\n"
-                  f"{source}\n{quotes})")
+                  f"{source}\n{quotes}{step})")
     name = "nest_" + hashlib.sha256(definition.encode()).hexdigest()[:16]
     module.helpers.setdefault(name, f"{name} = {definition}\n")
     call = f"{name}({', '.join(passed)})"

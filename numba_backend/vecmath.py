@@ -752,3 +752,12 @@ log_f32 = _elementwise(_log_f32, types.float32, "log_f32")
 log1p_f32 = _elementwise(_log1p_f32, types.float32, "log1p_f32")
 sin_f32 = _elementwise(_sin_f32, types.float32, "sin_f32")
 cos_f32 = _elementwise(_cos_f32, types.float32, "cos_f32")
+
+LIBM_EQUIVALENTS: dict[Any, Any] = {
+    exp_f64: np.exp, expm1_f64: np.expm1, log_f64: np.log, log1p_f64: np.log1p,
+    sin_f64: np.sin, cos_f64: np.cos, exp_f32: np.exp, expm1_f32: np.expm1,
+    log_f32: np.log, log1p_f32: np.log1p, sin_f32: np.sin, cos_f32: np.cos,
+}
+"""Each function's libm counterpart (NumPy's name, which numba lowers to libm for a
+float of the same dtype): faster one element at a time, since it branches on the
+argument, where the branch-free polynomial only pays when a loop vectorizes it."""

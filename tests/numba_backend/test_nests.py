@@ -409,6 +409,58 @@ def test_a_run_of_loops_takes_the_scalar_reads_among_them() -> None:
     assert "('c0', 'out', 'x'), ('s1',)" in definition
 
 
+@pytest.mark.parametrize("length", [0, 1, 3, nest_lowering.SHORT_LOOP - 1,
+                                    nest_lowering.SHORT_LOOP, 40])
+def test_a_step_runs_short_loops_with_libm(length: int) -> None:
+    """A nest run once per step of a loop chooses at run time: an innermost loop of
+    unknown length calling vecmath's functions computes libm's values below SHORT_LOOP
+    steps (bit for bit numba's `np.exp`, `np.log`), vecmath's from there (bit for bit
+    the nest without the choice); the outer loop and its scalar reads are unchanged."""
+    source = textwrap.dedent("""
+        for i in range(x.shape[0]):
+            scale = x[i, 0]
+            for j in range(x.shape[1]):
+                out[i, j] = exp_f64(x[i, j]) * scale + log_f64(np.abs(x[i, j]) + 1.0)
+    """)
+    libm = source.replace("exp_f64", "np.exp").replace("log_f64", "np.log")
+    x = RNG.normal(size=(2, length + 1))[:, 1:] * 3.0
+    expected_source = libm if length < nest_lowering.SHORT_LOOP else source
+    scope: dict[str, Any] = {**NAMESPACE}
+    exec("def reference(x, out):\n" + textwrap.indent(expected_source, "    "),  # noqa: S102
+         scope)
+    expected = np.zeros_like(x)
+    numba.njit(error_model="numpy")(scope["reference"])(x, expected)
+    for per_step in (True, False):
+        nest = element_nest(NAMESPACE, ("out", "x"), (), source, per_step=per_step)
+        scope = {"nest": nest}
+        exec("def through_nest(x, out):\n    nest(out, x)\n", scope)  # noqa: S102
+        compiled = numba.njit(error_model="numpy")(scope["through_nest"])
+        out = np.zeros_like(x)
+        compiled(x, out)
+        if per_step or length >= nest_lowering.SHORT_LOOP:
+            np.testing.assert_array_equal(out, expected)
+        ir = "".join(compiled.inspect_llvm().values())
+        assert ("llvm.exp.f64" in ir) == per_step and ("llvm.log.f64" in ir) == per_step
+
+
+def test_nests_of_a_loop_body_run_per_step() -> None:
+    """Nests inside a loop that stays numba's (a loop kernel's steps) are `per_step`;
+    nests at the function's level are not."""
+    text, module = _outlined("""
+        for j in range(x.shape[1]):
+            out[0, j] = exp_f64(x[0, j])
+        for s in range(x.shape[0]):
+            if x.shape[1] < 2:
+                raise ValueError('too short')
+            for j in range(x.shape[1]):
+                out[s, j] = exp_f64(x[s, j])
+    """)
+    definitions = sorted(module.helpers.values(), key=lambda text: "per_step" in text)
+    assert text.count("nest_") == 2 and len(definitions) == 2
+    assert "per_step" not in definitions[0] and "out[0, j]" in definitions[0]
+    assert definitions[1].rstrip().endswith("per_step=True)")
+
+
 def test_runtime_names() -> None:
     """Generated modules import `element_nest` like the other runtime functions."""
     from numba_backend.source import RUNTIME_NAMES
