@@ -13,6 +13,8 @@ is named in the error with its axis and the indexed variable, as basic indexing 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import attrs
 
 from fgraph import TensorType, broadcast_shapes
@@ -209,21 +211,26 @@ def _loop_nest(
 def _bounds_error(checked: list[tuple[str, str, int]], label: str, prefix: str) -> list[str]:
     """Lines run once an index is out of bounds: which one (the first, given back as it
     was before wrapping), and the one raise naming it, its axis and `label`. `checked`:
-    per index, its name, the length it is checked against and the source axis."""
+    per index, its name, the length it is checked against and the source axis.
+
+    The three values are conditional expressions, not assignments in `if` blocks: numba
+    0.65 raises the values of names assigned in nested blocks as zeros."""
+
+    def first_out_of_bounds(value_of: Callable[[str, str, int], str]) -> str:
+        chosen = value_of(*checked[-1])
+        for index, extent, source_axis in reversed(checked[:-1]):
+            chosen = (f"({value_of(index, extent, source_axis)}) if not 0 <= {index} < "
+                      f"{extent} else ({chosen})")
+        return chosen
+
     value, axis, length = f"{prefix}ei", f"{prefix}ea", f"{prefix}en"
-    lines: list[str] = []
-    for number, (index, extent, source_axis) in enumerate(checked):
-        found = [f"{value} = {index} - {extent} if {index} < 0 else {index}",
-                 f"{axis} = {source_axis}", f"{length} = {extent}"]
-        if len(checked) == 1:
-            lines += found
-        else:
-            last = number == len(checked) - 1
-            test = f"{'el' if number else ''}if not 0 <= {index} < {extent}:"
-            lines += ["else:" if last else test, *(f"    {line}" for line in found)]
-    return lines + [
+    return [
+        f"{value} = " + first_out_of_bounds(
+            lambda index, extent, _: f"{index} - {extent} if {index} < 0 else {index}"),
+        f"{axis} = " + first_out_of_bounds(lambda _, __, source_axis: str(source_axis)),
+        f"{length} = " + first_out_of_bounds(lambda _, extent, __: extent),
         f"raise IndexError('index {{}} is out of bounds for axis {{}} of {label} with length "
-        f"{{}}', {value}, {axis}, {length})"
+        f"{{}}', {value}, {axis}, {length})",
     ]
 
 

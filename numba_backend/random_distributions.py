@@ -173,7 +173,7 @@ def geometric(s: Array, p: float) -> int:
             total += product
             x += 1
         return x
-    z = math.ceil(-standard_exponential(s) / math.log1p(-p))
+    z = np.ceil(-standard_exponential(s) / math.log1p(-p))  # a float (math.ceil: an int)
     if z >= _INT64_MAX_AS_DOUBLE:
         return 9223372036854775807
     return int(z)

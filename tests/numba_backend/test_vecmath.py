@@ -199,3 +199,28 @@ def test_not_callable_from_python() -> None:
     """The functions are intrinsics, for jitted code only: a clear error from Python."""
     with pytest.raises(NotImplementedError):
         vecmath.exp_f64(1.0)
+
+
+@pytest.mark.parametrize(("shape", "static", "vectorized"), [
+    ((3, 3), (3, 3), False),          # short static innermost axis: one element at a time
+    ((40, 1), (None, 1), False),
+    ((), (), False),                  # one element
+    ((5, 15), (None, 15), False),
+    ((5, 16), (None, 16), True),      # long enough for LLVM's vectorizer
+    ((4, 7), (None, None), True),     # unknown: the function's level assumes long
+])
+def test_elementwise_code_calls_libm_where_its_loop_runs_one_element_at_a_time(
+        shape: tuple[int, ...], static: tuple[int | None, ...], vectorized: bool) -> None:
+    """An elementwise node whose loop cannot vectorize (one element, or an innermost
+    axis of static length below 16) calls libm's functions, others vecmath's; both give
+    NumPy's values (to 2 ulp)."""
+    import ops as pt
+    from numba_backend import function
+
+    x = pt.tensor("x", dtype="float64", shape=static)
+    compiled = function([x], [pt.exp(x) + pt.log(x)])
+    assert ("exp_f64(" in compiled.source) == vectorized
+    assert ("np.exp(" in compiled.source) == (not vectorized)
+    value = np.random.default_rng(2).uniform(0.5, 3.0, size=shape)
+    (got,) = compiled(value)
+    np.testing.assert_allclose(got, np.exp(value) + np.log(value), rtol=1e-15)
