@@ -60,12 +60,13 @@ def element_body(op: ElementwiseOp, node: NodeInfo, module: ModuleBuilder) -> El
 
 
 def runs_one_at_a_time(node: NodeInfo) -> bool:
-    """Whether `node`'s element loop cannot vectorize: one element, or an innermost axis
-    of static length below `VECTORIZED_MIN_LENGTH`."""
+    """Whether `node`'s element loop cannot vectorize: one element, or an innermost loop
+    (the last axis not of static length 1: a loop of one step is no loop to LLVM) of
+    static length below `VECTORIZED_MIN_LENGTH`."""
     output_type = node.output_types[0]
     if is_size_one(output_type):
         return True
-    innermost = output_type.shape[-1]
+    innermost = next(length for length in reversed(output_type.shape) if length != 1)
     return innermost is not None and innermost < VECTORIZED_MIN_LENGTH
 
 

@@ -203,7 +203,8 @@ def test_not_callable_from_python() -> None:
 
 @pytest.mark.parametrize(("shape", "static", "vectorized"), [
     ((3, 3), (3, 3), False),          # short static innermost axis: one element at a time
-    ((40, 1), (None, 1), False),
+    ((40, 1), (None, 1), True),       # a loop of one step is none: the outer one vectorizes
+    ((40, 3, 1), (None, 3, 1), False),
     ((), (), False),                  # one element
     ((5, 15), (None, 15), False),
     ((5, 16), (None, 16), True),      # long enough for LLVM's vectorizer
