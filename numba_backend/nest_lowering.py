@@ -49,11 +49,12 @@ from numba_backend.intrinsics import dimshuffled, with_layout_of
 from numba_backend.vecmath import LIBM_EQUIVALENTS
 
 SHORT_LOOP = 16
-"""Below this many steps, a loop a loop body's nest runs calls libm's functions instead
-of vecmath's (`per_step` in `element_nest`): LLVM's vectorizer leaves loops that short
-to run one element at a time (its tiny trip count), and there libm's functions, which
-branch on the argument, are faster than the branch-free polynomials (the 3-state HMM,
-lengths unknown: 161 -> 128 us)."""
+"""Below this many steps, an innermost loop of unknown length inside another loop, or in
+a loop body's nest (`per_step` in `element_nest`), calls libm's functions instead of
+vecmath's: LLVM's vectorizer leaves loops that short to run one element at a time (its
+tiny trip count), and there libm's functions, which branch on the argument, are faster
+than the branch-free polynomials (the 3-state HMM with its gradient, lengths unknown:
+161 -> 112 us). A loop alone in its nest, the whole of a vector, is assumed long."""
 
 BINARY = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
@@ -134,6 +135,7 @@ class _Lowering:
         self.per_step = per_step  # innermost loops of unknown length choose libm when short
         self.libm = False  # emitting the short version: vecmath's functions as libm's
         self.array_names = array_names  # names typing found arrays: never emitted twice
+        self.depth = 0  # loops around the statement being emitted
         self.types: dict[str, types.Type] = {}
         self.slots: dict[str, Any] = {}
         self.arrays: dict[str, _Unpacked] = {}
@@ -225,7 +227,8 @@ class _Lowering:
             self.statements(body)
             return
         assert self.context is not None
-        if self.per_step and not self.libm and step == 1 and self._calls_vecmath(body) and (
+        if (self.per_step or self.depth) and not self.libm and step == 1 and (
+                self._calls_vecmath(body)) and (
                 not all(isinstance(bound, ast.Constant) for bound in bounds[:2])):
             steps = self.builder.sub(stop[1], start[1])
             short = self.builder.icmp_signed("<", steps, self._int(SHORT_LOOP))
@@ -245,7 +248,9 @@ class _Lowering:
         with cgutils.for_range_slice(self.builder, start, stop, self._int(step),
                                      inc=step > 0) as (index, _):
             self.bind(counter, (types.intp, index))
+            self.depth += 1
             self.statements(body)
+            self.depth -= 1
 
     def _calls_vecmath(self, body: list[ast.stmt]) -> bool:
         """Whether `body` is an innermost loop's (no loop inside, no view made: a view
@@ -636,10 +641,11 @@ def element_nest(namespace: Mapping[str, Any], parameters: Sequence[str],
     `results` after it (names it assigns that the caller reads after it: parameters
     carried through, or values it computes): one value alone, several as a tuple,
     nothing if none. `namespace` resolves the global names the nest calls
-    (the generated module's globals). A nest run once `per_step` of a loop (a loop
-    body's, whose lengths are those of one step's values, often a handful) runs each
-    innermost loop of unknown length that calls vecmath's functions in two versions:
-    with libm's below `SHORT_LOOP` steps, vecmath's (vectorized) from there."""
+    (the generated module's globals). An innermost loop of unknown length that calls
+    vecmath's functions runs in two versions, libm's below `SHORT_LOOP` steps and
+    vecmath's (vectorized) from there, where it is likely short: inside another loop
+    (the last axis of an array of several) or in a nest run once `per_step` of a loop
+    (a loop body's, whose lengths are those of one step's values, often a handful)."""
     fallback: list[Any] = []
 
     def compiled() -> Any:

@@ -409,38 +409,47 @@ def test_a_run_of_loops_takes_the_scalar_reads_among_them() -> None:
     assert "('c0', 'out', 'x'), ('s1',)" in definition
 
 
+@pytest.mark.parametrize("nested", [True, False])
 @pytest.mark.parametrize("length", [0, 1, 3, nest_lowering.SHORT_LOOP - 1,
                                     nest_lowering.SHORT_LOOP, 40])
-def test_a_step_runs_short_loops_with_libm(length: int) -> None:
-    """A nest run once per step of a loop chooses at run time: an innermost loop of
-    unknown length calling vecmath's functions computes libm's values below SHORT_LOOP
-    steps (bit for bit numba's `np.exp`, `np.log`), vecmath's from there (bit for bit
-    the nest without the choice); the outer loop and its scalar reads are unchanged."""
-    source = textwrap.dedent("""
-        for i in range(x.shape[0]):
-            scale = x[i, 0]
-            for j in range(x.shape[1]):
-                out[i, j] = exp_f64(x[i, j]) * scale + log_f64(np.abs(x[i, j]) + 1.0)
-    """)
+def test_short_inner_loops_run_with_libm(length: int, nested: bool) -> None:
+    """An innermost loop of unknown length calling vecmath's functions, inside another
+    loop or in a nest run once per step of a loop, chooses at run time: below SHORT_LOOP
+    steps it computes libm's values (bit for bit numba's `np.exp`, `np.log`), from there
+    vecmath's (bit for bit the nest without the choice). A loop alone in a nest that is
+    not per step keeps vecmath's."""
+    if nested:
+        source = textwrap.dedent("""
+            for i in range(x.shape[0]):
+                scale = x[i, 0]
+                for j in range(x.shape[1]):
+                    out[i, j] = exp_f64(x[i, j]) * scale + log_f64(np.abs(x[i, j]) + 1.0)
+        """)
+        x = RNG.normal(size=(2, length + 1))[:, 1:] * 3.0
+    else:
+        source = textwrap.dedent("""
+            for j in range(x.shape[0]):
+                out[j] = exp_f64(x[j]) + log_f64(np.abs(x[j]) + 1.0)
+        """)
+        x = RNG.normal(size=length) * 3.0
     libm = source.replace("exp_f64", "np.exp").replace("log_f64", "np.log")
-    x = RNG.normal(size=(2, length + 1))[:, 1:] * 3.0
-    expected_source = libm if length < nest_lowering.SHORT_LOOP else source
-    scope: dict[str, Any] = {**NAMESPACE}
-    exec("def reference(x, out):\n" + textwrap.indent(expected_source, "    "),  # noqa: S102
-         scope)
-    expected = np.zeros_like(x)
-    numba.njit(error_model="numpy")(scope["reference"])(x, expected)
     for per_step in (True, False):
+        chooses = nested or per_step
+        scope: dict[str, Any] = {**NAMESPACE}
+        expected_source = libm if chooses and length < nest_lowering.SHORT_LOOP else source
+        exec("def reference(x, out):\n" + textwrap.indent(expected_source, "    "),  # noqa: S102
+             scope)
+        expected = np.zeros_like(x)
+        numba.njit(error_model="numpy")(scope["reference"])(x, expected)
         nest = element_nest(NAMESPACE, ("out", "x"), (), source, per_step=per_step)
         scope = {"nest": nest}
         exec("def through_nest(x, out):\n    nest(out, x)\n", scope)  # noqa: S102
         compiled = numba.njit(error_model="numpy")(scope["through_nest"])
         out = np.zeros_like(x)
         compiled(x, out)
-        if per_step or length >= nest_lowering.SHORT_LOOP:
-            np.testing.assert_array_equal(out, expected)
+        np.testing.assert_array_equal(out, expected)
         ir = "".join(compiled.inspect_llvm().values())
-        assert ("llvm.exp.f64" in ir) == per_step and ("llvm.log.f64" in ir) == per_step
+        assert ("llvm.exp.f64" in ir) == chooses and ("llvm.log.f64" in ir) == chooses
 
 
 def test_nests_of_a_loop_body_run_per_step() -> None:
