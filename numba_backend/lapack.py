@@ -9,8 +9,9 @@ calling `np.linalg.cholesky` and `np.linalg.solve` 3.1 s; `np.linalg.cholesky` a
 Here each routine is one external call. Its address comes from
 SciPy's capsule and is registered with LLVM under a fixed name (`fgraph_dpotrf`), as
 `numba_backend.blas` does for BLAS, so that numba's on-disk cache, which records symbol
-names, stays valid across processes. The functions below are compiled once per
-signature into numba's cache and then linked into each generated module.
+names, stays valid across processes. The kernels below are compiled once per
+signature into numba's cache and called by symbol (`library_kernel`); their small
+helpers are inlined into them (`inlined_helper`).
 
 Every function takes 2-d inputs of any layout and never writes them. Results go into
 C-contiguous outputs the caller allocated (views of a batched output), and LAPACK's
@@ -50,7 +51,7 @@ from numba_backend.blas import (
     capsule_address, cython_module, matmul_into, one_blas_thread, restore_blas_threads,
 )
 from numba_backend.intrinsics import any_layout, array_of, new_array
-from numba_backend.library import library_function, library_kernel
+from numba_backend.library import inlined_helper, library_kernel
 
 # info values of calls LAPACK cannot take, apart from LAPACK's own -i (argument i wrong).
 TOO_LONG = -1001
@@ -118,15 +119,12 @@ def at(typingctx: object, array: Any, index: Any) -> Any:
     return types.voidptr(array, index), codegen
 
 
-@library_function
-def _too_long(*lengths: int) -> bool:
-    for length in lengths:
-        if length > _INT_MAX:
-            return True
-    return False
+@inlined_helper
+def _too_long(first: int, second: int) -> bool:
+    return first > _INT_MAX or second > _INT_MAX
 
 
-@library_function
+@inlined_helper
 def _c_contiguous(array: Array) -> bool:
     """Whether LAPACK may write `array` (1-d or 2-d) as one block of memory in C order;
     strides of axes of length 1, and of empty arrays, do not matter."""
@@ -140,7 +138,7 @@ def _c_contiguous(array: Array) -> bool:
     return True
 
 
-@library_function
+@inlined_helper
 def _workspace_length(query: Array) -> int:
     """The workspace length a query (lwork = -1) returned, rounded up: a float32 query
     holds a large length only to 24 bits, and rounding down would give a workspace
@@ -149,7 +147,7 @@ def _workspace_length(query: Array) -> int:
     return TOO_LONG if length > _INT_MAX else max(length, 1)
 
 
-@library_function
+@inlined_helper
 def _readable(a: Array) -> Any:
     """(array, leading dimension, transposed): how LAPACK reads the square matrix `a`
     without writing it. Column-major storage (Fortran order, or a view with a longer
@@ -170,14 +168,14 @@ def _readable(a: Array) -> Any:
     return copy, n, False
 
 
-@library_function
+@inlined_helper
 def _copy(source: Array, target: Array) -> None:
     for i in range(source.shape[0]):
         for j in range(source.shape[1]):
             target[i, j] = source[i, j]
 
 
-@library_function
+@inlined_helper
 def _right_side(b: Array, out: Array) -> Any:
     """`b` in column-major storage for LAPACK to overwrite with the solution: `out`
     itself when it has one column (a C column is column-major too), else a new array
@@ -188,7 +186,7 @@ def _right_side(b: Array, out: Array) -> Any:
     return target
 
 
-@library_function
+@inlined_helper
 def _copy_back(target: Array, out: Array) -> None:
     """The solution into `out`, unless `_right_side` had LAPACK solve in `out` itself."""
     if out.shape[1] != 1:
@@ -308,7 +306,7 @@ def cho_solve_into(c: Array, b: Array, out: Array, lower: bool) -> int:
     return int(ints[4])
 
 
-@library_function
+@inlined_helper
 def _getrf(work: Array, pivots: Array) -> int:
     """getrf in place on the square C-contiguous `work`, read as the column-major
     transpose of its C contents; info > 0 for a singular matrix."""
@@ -475,7 +473,7 @@ def eigh_into(a: Array, w_out: Array, v_out: Array, lower: bool) -> int:
     return int(ints[4])
 
 
-@library_function
+@inlined_helper
 def _gesdd(a: Array, jobz: int, s_out: Array, u_out: Array, vh_out: Array) -> int:
     """gesdd on a C-order copy of a, which is a^T = vh^T diag(s) u^T column-major:
     LAPACK's U of a^T (column-major) is vh in C order, its VT is u in C order, so both
@@ -509,7 +507,7 @@ def _gesdd(a: Array, jobz: int, s_out: Array, u_out: Array, vh_out: Array) -> in
     return int(ints[6])
 
 
-@library_function
+@inlined_helper
 def _identity(out: Array) -> None:
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
@@ -627,7 +625,7 @@ _PADE_COEFFICIENTS = np.array([
 ])
 
 
-@library_function
+@inlined_helper
 def _product(x: Array, y: Array) -> Array:
     out: Array = new_array((x.shape[0], y.shape[1]), x.dtype)
     matmul_into(x, y, out)

@@ -1,6 +1,6 @@
 # Type stubs for the parts of numba that fgraph uses (numba ships no type information).
 from collections.abc import Callable
-from typing import Any, TypeVar, overload
+from typing import Any, Literal, TypeVar, overload
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -46,6 +46,7 @@ def njit(
     error_model: str = ...,
     forceinline: bool = ...,
     no_cpython_wrapper: bool = ...,
+    inline: Literal["always", "never"] = ...,
 ) -> Callable[[Callable[..., Any]], Dispatcher]: ...
 
 def prange(*args: int) -> range: ...
