@@ -18,6 +18,7 @@ from numba_backend.registry import (
     ModuleBuilder, NodeInfo, dtype_expression, is_call, is_size_one,
 )
 from numba_backend.scalar_ops import Operand, scalar_expression, sequential_code
+from numba_backend.vecmath import VECTORIZED_MIN_LENGTH
 from ops.elemwise import Elemwise, ElementwiseOp
 from ops.fused import Fused
 
@@ -41,13 +42,6 @@ class ElementBody:
         """The statements, then `{prefix}y{k} = ` each output's value."""
         lines = [f"{name} = {expression}" for name, expression in self.statements]
         return lines + [f"{prefix}y{k} = {value}" for k, value in enumerate(self.outputs)]
-
-
-VECTORIZED_MIN_LENGTH = 16
-"""The shortest static innermost loop LLVM's loop vectorizer vectorizes (its tiny trip
-count threshold). A shorter one runs one element at a time, where libm's functions
-beat vecmath's branch-free polynomials (whose only advantage is to vectorize): the
-3-state HMM's loop over 3 x 3 log-probabilities ran 1.7x faster with libm's `exp`."""
 
 
 def element_body(op: ElementwiseOp, node: NodeInfo, module: ModuleBuilder) -> ElementBody:

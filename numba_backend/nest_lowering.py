@@ -46,15 +46,7 @@ from numba.extending import intrinsic
 from numba.np.arrayobj import load_item, store_item
 
 from numba_backend.intrinsics import dimshuffled, with_layout_of
-from numba_backend.vecmath import LIBM_EQUIVALENTS
-
-SHORT_LOOP = 16
-"""Below this many steps, an innermost loop of unknown length inside another loop, or in
-a loop body's nest (`per_step` in `element_nest`), calls libm's functions instead of
-vecmath's: LLVM's vectorizer leaves loops that short to run one element at a time (its
-tiny trip count), and there libm's functions, which branch on the argument, are faster
-than the branch-free polynomials (the 3-state HMM with its gradient, lengths unknown:
-161 -> 112 us). A loop alone in its nest, the whole of a vector, is assumed long."""
+from numba_backend.vecmath import LIBM_EQUIVALENTS, VECTORIZED_MIN_LENGTH
 
 BINARY = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
@@ -231,7 +223,7 @@ class _Lowering:
                 self._calls_vecmath(body)) and (
                 not all(isinstance(bound, ast.Constant) for bound in bounds[:2])):
             steps = self.builder.sub(stop[1], start[1])
-            short = self.builder.icmp_signed("<", steps, self._int(SHORT_LOOP))
+            short = self.builder.icmp_signed("<", steps, self._int(VECTORIZED_MIN_LENGTH))
             with self.builder.if_else(short) as (one_at_a_time, vectorized):
                 with one_at_a_time:
                     self.libm = True
@@ -642,10 +634,12 @@ def element_nest(namespace: Mapping[str, Any], parameters: Sequence[str],
     carried through, or values it computes): one value alone, several as a tuple,
     nothing if none. `namespace` resolves the global names the nest calls
     (the generated module's globals). An innermost loop of unknown length that calls
-    vecmath's functions runs in two versions, libm's below `SHORT_LOOP` steps and
-    vecmath's (vectorized) from there, where it is likely short: inside another loop
-    (the last axis of an array of several) or in a nest run once `per_step` of a loop
-    (a loop body's, whose lengths are those of one step's values, often a handful)."""
+    vecmath's functions runs in two versions, libm's below `VECTORIZED_MIN_LENGTH`
+    steps and vecmath's (vectorized) from there, where it is likely short: inside
+    another loop (the last axis of an array of several) or in a nest run once
+    `per_step` of a loop (a loop body's, whose lengths are those of one step's values,
+    often a handful). A loop alone in a nest that is not per step, the whole of a
+    vector, is assumed long."""
     fallback: list[Any] = []
 
     def compiled() -> Any:

@@ -410,14 +410,14 @@ def test_a_run_of_loops_takes_the_scalar_reads_among_them() -> None:
 
 
 @pytest.mark.parametrize("nested", [True, False])
-@pytest.mark.parametrize("length", [0, 1, 3, nest_lowering.SHORT_LOOP - 1,
-                                    nest_lowering.SHORT_LOOP, 40])
+@pytest.mark.parametrize("length", [0, 1, 3, vecmath.VECTORIZED_MIN_LENGTH - 1,
+                                    vecmath.VECTORIZED_MIN_LENGTH, 40])
 def test_short_inner_loops_run_with_libm(length: int, nested: bool) -> None:
     """An innermost loop of unknown length calling vecmath's functions, inside another
-    loop or in a nest run once per step of a loop, chooses at run time: below SHORT_LOOP
-    steps it computes libm's values (bit for bit numba's `np.exp`, `np.log`), from there
-    vecmath's (bit for bit the nest without the choice). A loop alone in a nest that is
-    not per step keeps vecmath's."""
+    loop or in a nest run once per step of a loop, chooses at run time: below
+    VECTORIZED_MIN_LENGTH steps it computes libm's values (bit for bit numba's `np.exp`,
+    `np.log`), from there vecmath's (bit for bit the nest without the choice). A loop
+    alone in a nest that is not per step keeps vecmath's."""
     if nested:
         source = textwrap.dedent("""
             for i in range(x.shape[0]):
@@ -436,7 +436,7 @@ def test_short_inner_loops_run_with_libm(length: int, nested: bool) -> None:
     for per_step in (True, False):
         chooses = nested or per_step
         scope: dict[str, Any] = {**NAMESPACE}
-        expected_source = libm if chooses and length < nest_lowering.SHORT_LOOP else source
+        expected_source = libm if chooses and length < vecmath.VECTORIZED_MIN_LENGTH else source
         exec("def reference(x, out):\n" + textwrap.indent(expected_source, "    "),  # noqa: S102
              scope)
         expected = np.zeros_like(x)
