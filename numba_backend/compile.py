@@ -11,6 +11,7 @@ from typing import Any, Literal, overload
 
 from fgraph import Graph, Variable
 from fgraph.op import Array
+from numba_backend.collection import fewer_collections
 from numba_backend.compiled_function import CompiledFunction, from_optimized
 from numba_backend.float16 import widened
 from numba_backend.specialize import ShapeSpecializedFunction
@@ -104,4 +105,5 @@ def function(
         pipeline_named(mode)  # an unknown mode fails now, not at the first call
         return ShapeSpecializedFunction(graph.inputs, graph, mode, single, parallel, threads,
                                         float16_outputs)
-    return from_optimized(optimize(graph, mode), single, parallel, threads, float16_outputs)
+    with fewer_collections():
+        return from_optimized(optimize(graph, mode), single, parallel, threads, float16_outputs)

@@ -25,6 +25,7 @@ from numba_backend import embed
 from numba_backend.cache import load_module
 from numba_backend.caller import in_float16, make_caller
 from numba_backend.codegen import GeneratedModule, generate
+from numba_backend.collection import fewer_collections
 from numba_backend.threads import limited_call
 
 _compiled_lock = threading.Lock()
@@ -146,8 +147,9 @@ def from_optimized(
     float16_outputs: tuple[int, ...] = (),
 ) -> CompiledFunction[Any]:
     _check_compilable_dtypes(graph)
-    generated = generate(graph, parallel)  # cheap; its constants are this graph's own
-    dispatcher = _compile(graph, generated, parallel)
+    with fewer_collections():
+        generated = generate(graph, parallel)  # cheap; its constants are this graph's own
+        dispatcher = _compile(graph, generated, parallel)
     entry = dispatcher.overloads[entry_signature(graph, generated.constants)].entry_point
     call = caller(graph, entry, generated.constants, single_output, parallel, threads,
                   float16_outputs)

@@ -26,6 +26,7 @@ import numpy as np
 
 from fgraph import Graph, ShapeError, Variable, display_name, format_shape
 from numba_backend.caller import argument, count_error, positional
+from numba_backend.collection import fewer_collections
 from numba_backend.compiled_function import CompiledFunction, Result, from_optimized
 from rewrite import optimize
 from rewrite.input_shapes import with_input_shapes
@@ -108,11 +109,12 @@ class ShapeSpecializedFunction(Generic[Result]):
         with self._lock:
             compiled = self._specialized.get(shapes)
             if compiled is None:
-                graph = self._retyped(shapes)
-                compiled = self._specialized[shapes] = from_optimized(
-                    optimize(graph, self.mode), self.single_output, self.parallel, self.threads,
-                    self.float16_outputs,
-                )
+                with fewer_collections():
+                    graph = self._retyped(shapes)
+                    compiled = self._specialized[shapes] = from_optimized(
+                        optimize(graph, self.mode), self.single_output, self.parallel,
+                        self.threads, self.float16_outputs,
+                    )
                 self._by_array_shapes[tuple(shapes[k] for k in self._array_positions)] = compiled
         return compiled
 
