@@ -294,14 +294,18 @@ def _step_checks(op: Scan, p: str, sequences: tuple[str, ...]) -> list[str]:
             f"    raise ValueError('Scan: n_steps differs from the {op.length} steps the loop "
             "was built for')",
         ]
-    if sequences:  # one raise for all (each raise costs numba compile time)
-        short = [f"{sequence}.shape[0] < {p}n" for sequence in sequences]
-        first = str(len(sequences) - 1)
-        for number in reversed(range(len(sequences) - 1)):
-            first = f"{number} if {short[number]} else {first}"
+    if len(sequences) == 1:
         lines += [
-            f"if {' or '.join(short)}:",
-            f"    raise ValueError('Scan: sequence {{}} has fewer rows than n_steps', {first})",
+            f"if {sequences[0]}.shape[0] < {p}n:",
+            "    raise ValueError('Scan: sequence {} has fewer rows than n_steps', 0)",
+        ]
+    elif sequences:  # one raise for all (each raise costs numba compile time)
+        rows = [f"{sequence}.shape[0], " for sequence in sequences]
+        groups = ["(" + "".join(rows[k:k + 25]) + "), " for k in range(0, len(rows), 25)]
+        lines += [
+            f"{p}short = first_below({p}n, ({''.join(groups)}))",
+            f"if {p}short < {len(sequences)}:",
+            f"    raise ValueError('Scan: sequence {{}} has fewer rows than n_steps', {p}short)",
         ]
     return lines
 

@@ -276,6 +276,27 @@ def test_run_time_errors_in_compiled_code() -> None:
     assert function([n], final)(0) == 1.5  # zero steps: the initial value
 
 
+def test_compiled_loop_names_its_first_short_sequence() -> None:
+    """The rows of all sequences are checked in one comparison each
+    (`intrinsics.first_below`, over tuples of 25): the error names the first short one,
+    past the first group too."""
+    from numba_backend import function
+
+    sequences = [pt.vector(f"xs{k}") for k in range(30)]
+    n = pt.scalar("n", dtype="int64")
+    total = pt.scan(lambda *rows_and_total: sum(rows_and_total), sequences=sequences,
+                    outputs_info=[pt.constant(0.0)], n_steps=n)
+    f = function([*sequences, n], total)
+    rows = [np.full(4, float(k)) for k in range(30)]
+    np.testing.assert_allclose(f(*rows, 3), np.cumsum([sum(range(30))] * 3))
+    for short in ([27], [2, 27], [29], [0, 1]):
+        given = [row[:2] if k in short else row for k, row in enumerate(rows)]
+        with pytest.raises(ValueError, match=f"sequence {short[0]} has fewer rows than n_steps"):
+            f(*given, 3)
+    np.testing.assert_allclose(f(*[row[:2] for row in rows], 2),
+                               np.cumsum([sum(range(30))] * 2))
+
+
 def test_compiled_map_checks_n_steps() -> None:
     from numba_backend import function
 
