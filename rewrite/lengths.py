@@ -6,7 +6,13 @@ An elementwise result has the lengths of the inputs it does not broadcast, a tra
 its input's permuted, a matrix product its operands' rows and columns, a solve its
 right-hand side's, a factor or an inverse its matrix's; an array allocated, broadcast
 or reshaped to a shape has the lengths that shape is read off, and `arange(n)` has
-length n where n is a length. The shape rules read lengths
+length n where n is a length. A for-loop's per-step outputs have its step count's rows
+and a carry's final value and trace its initial value's lengths (the loop checks both
+every step), `trace[1:]` and `trace[:-1]` of a whole trace (n + 1 rows) the step
+count's, and `x[:k]` x's rows where k is x's length: a gradient's reads of a forward
+loop's traces, sliced to the steps, are then known to match the other per-step values,
+and their checks go (the 2-d Kalman filter's gradient compared five pairs of lengths,
+each a raise costing numba 40 ms to compile). The shape rules read lengths
 off these inputs (`rewrite.shapes.length_of_input`), and the rules that ask whether a
 length is some variable's (`rewrite.index_items.is_length_of`, the loop rules' step
 counts) compare roots, so they recognize a length however far it was read off.
@@ -26,11 +32,12 @@ from ops.creation import Alloc, ARange
 from ops.dimshuffle import DimShuffle
 from ops.elemwise import ElementwiseOp
 from ops.factorizations import Cholesky
-from ops.indexing import FULL_SLICE, IndexUpdate, NewAxis, Slice
+from ops.indexing import FULL_SLICE, IndexUpdate, NewAxis, Slice, Symbolic
 from ops.matmul_op import MatMul
 from ops.matrix_op import MatrixOp
 from ops.reduction import Cumulative, Reduction
 from ops.reshape_ops import Reshape, SpecifyShape
+from ops.scan_op import Scan
 from ops.shape_vector import MakeVector, Shape, ShapeI, static_value
 from ops.solves import CholeskySolve, Inv, Solve, SolveTriangular
 from ops.sort_ops import Sort
@@ -62,7 +69,10 @@ def length_source(x: Variable, axis: int) -> tuple[Variable, int] | None:
         case Cumulative() | Sort() | SpecifyShape() | IndexUpdate():
             return node.inputs[0], axis
         case Subtensor(idx_list=entries):
-            return _whole_axis_source(node.inputs[0], entries, axis)
+            return (_whole_axis_source(node.inputs[0], entries, axis)
+                    or (_sliced_source(node, entries) if axis == 0 else None))
+        case Scan(while_loop=False):
+            return _loop_source(node, node.outputs.index(x), axis)
         case MatMul():
             return _core_source(node.inputs, (0, 1), axis, x.ndim)
         case Alloc() | BroadcastTo() | Reshape():
@@ -133,6 +143,41 @@ def _read_length(length: Variable) -> tuple[Variable, int] | None:
     match length.owner:
         case Apply(op=ShapeI(axis=axis), inputs=(source,)):
             return source, axis
+    return None
+
+
+def _loop_source(node: Apply, output: int, axis: int) -> tuple[Variable, int] | None:
+    """A for-loop's outputs: a per-step output's rows are its step count, a final carry
+    has its initial value's lengths and a carry's trace has them after its rows (a
+    carry keeps its shape: the loop checks it every step)."""
+    assert isinstance(node.op, Scan)
+    inputs = node.op.split_inputs(node.inputs)
+    outputs = node.op.split_outputs(range(len(node.outputs)))
+    if output in outputs.ys:
+        return _read_length(inputs.n_steps) if axis == 0 else None
+    if output in outputs.finals:
+        return inputs.initials[output], axis
+    carry = outputs.traces.index(output)
+    return (inputs.initials[carry], axis - 1) if axis > 0 else None
+
+
+def _sliced_source(node: Apply, entries: Sequence[object]) -> tuple[Variable, int] | None:
+    """The rows of `x[:k]` where k is x's length (read off a variable of equal length),
+    and of `trace[:-1]` or `trace[1:]` of a for-loop's whole carry trace (n + 1 rows):
+    the loop's step count."""
+    source = node.inputs[0]
+    match entries[0] if entries else None:
+        case Slice(start=None, stop=Symbolic(), step=None):
+            read = _read_length(node.inputs[1])
+            same = read is not None and length_root(*read) == length_root(source, 0)
+            return (source, 0) if same else None
+        case Slice(start=None, stop=-1, step=None) | Slice(start=1, stop=None, step=None):
+            match source.owner:
+                case Apply(op=Scan(while_loop=False) as loop) as scan:
+                    traces = loop.split_outputs(range(len(scan.outputs))).traces
+                    position = scan.outputs.index(source)
+                    if position in traces and loop.window(traces.index(position)) == 0:
+                        return _read_length(loop.split_inputs(scan.inputs).n_steps)
     return None
 
 
