@@ -3,6 +3,8 @@ supports, the target shape a tuple (`numba_backend.shape_vector.shape_tuple`).""
 
 from __future__ import annotations
 
+import numpy as np
+
 from numba_backend.registry import ModuleBuilder, NodeInfo, no_input, numba_kernel, only_input, scalar_kernel
 from numba_backend.shape_vector import shape_tuple
 from ops.reshape_ops import Reshape, SpecifyShape
@@ -14,6 +16,9 @@ def _reshape(op: Reshape, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     """NumPy reshapes views where it can; numba only reshapes contiguous arrays, so a
     view (say a transpose) is copied first."""
     source, target = node.inputs
+    static = node.output_types[0].shape
+    if all(length is not None for length in static):
+        return _reshape_to_static(node, tuple(length for length in static if length is not None))
     lines: list[str] = []
     negative = [f"{target}[{k}] < -1" for k, length in enumerate(op.target) if length is None]
     if negative:  # numba would take any negative entry for -1
@@ -35,6 +40,25 @@ def _reshape(op: Reshape, node: NodeInfo, module: ModuleBuilder) -> list[str]:
         f"{node.outputs[0]} = np.ascontiguousarray({source}).reshape({shape})",
     ]
     return lines
+
+
+def _reshape_to_static(node: NodeInfo, shape: tuple[int, ...]) -> list[str]:
+    """A result of static shape: its lengths are the target's (the shape vector was
+    folded into the type, or the type says what -1 stands for), so the target is a
+    literal and the only check left is the source's size, where that is not static: the
+    entries' checks were blocks and merges numba compiled for every reshape (the 200-d
+    Gaussian's gradient flattens and unflattens a matrix)."""
+    source = node.inputs[0]
+    size = int(np.prod(shape))
+    literal = "(" + "".join(f"{length}, " for length in shape) + ")"
+    lines: list[str] = []
+    if None in node.input_types[0].shape:
+        lines += [
+            f"if {source}.size != {size}:",
+            f"    raise ValueError('cannot reshape {node.label(0)}, of {{}} elements, into shape "
+            f"{shape}', {source}.size)",
+        ]
+    return [*lines, f"{node.outputs[0]} = np.ascontiguousarray({source}).reshape({literal})"]
 
 
 @numba_kernel.register

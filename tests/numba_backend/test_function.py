@@ -401,6 +401,23 @@ def test_reshape_errors_name_the_input_and_the_sizes() -> None:
     assert function([x, rows], pt.reshape(x, (rows, -1)))(np.ones(6), 2).shape == (2, 3)
 
 
+@pytest.mark.parametrize("target", [(2, 3), (6,), (1, 6, 1)])
+def test_reshape_to_a_static_shape_checks_only_the_size(target: tuple[int, ...]) -> None:
+    """A result of static shape reshapes to its type's lengths (`-1` resolved): the
+    values are NumPy's and a source of another size is refused naming it."""
+    x = pt.vector("x")
+    reshaped = pt.reshape(x, target)
+    assert None not in reshaped.type.shape
+    compiled = function([x], reshaped * 2.0)
+    values = np.arange(6.0)
+    np.testing.assert_array_equal(compiled(values), np.reshape(values, target) * 2.0)
+    with pytest.raises(ValueError, match=r"cannot reshape x \(float64\(\?,\)\), of 5 "
+                                         r"elements, into shape"):
+        compiled(np.ones(5))
+    flat = function([x], pt.reshape(pt.reshape(x, (2, 3)), (-1,)))  # of a static size
+    np.testing.assert_array_equal(flat(values), values)
+
+
 class Tagged(np.ndarray[Any, np.dtype[Any]]):
     """An ndarray subclass, as libraries make them (the call takes its values)."""
 
