@@ -299,6 +299,24 @@ def test_outputs_lapack_cannot_write_in_place_are_refused() -> None:
     strided = np.zeros((3, 6))[:, ::2]
     assert python_callable(lapack.cholesky_into)(np.eye(3), strided, True) == lapack.NOT_C_CONTIGUOUS
     np.testing.assert_array_equal(strided, 0)
+    fortran = np.zeros((3, 3), order="F")
+    assert python_callable(lapack.cholesky_into)(np.eye(3), fortran, True) == lapack.NOT_C_CONTIGUOUS
+    np.testing.assert_array_equal(fortran, 0)
+
+
+def test_outputs_whose_odd_strides_do_not_matter_are_written() -> None:
+    """Strides of axes of length 1, and of empty outputs, do not keep LAPACK from
+    writing an output in place (NumPy calls such arrays C-contiguous too)."""
+    column = as_strided(np.zeros(3), shape=(3, 1), strides=(8, 1000))
+    assert column.flags.c_contiguous
+    right = np.array([[1.0], [2.0], [3.0]])
+    assert python_callable(lapack.solve_into)(2.0 * np.eye(3), right, column) == 0
+    np.testing.assert_array_equal(column, right / 2.0)
+    row = np.zeros((2, 3))[1:, :]  # (1, 3), its row stride that of the whole
+    assert python_callable(lapack.solve_into)(np.eye(1), np.ones((1, 3)), row) == 0
+    np.testing.assert_array_equal(row, 1.0)
+    nothing = np.zeros((0, 4))[:, ::2]
+    assert python_callable(lapack.solve_into)(np.eye(0), np.zeros((0, 2)), nothing) == 0
 
 
 WORKER = """

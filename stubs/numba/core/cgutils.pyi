@@ -6,6 +6,8 @@ from typing import Any
 from llvmlite import ir
 
 voidptr_t: ir.PointerType
+true_bit: ir.Constant
+false_bit: ir.Constant
 
 def pack_array(builder: ir.IRBuilder, values: Sequence[ir.Value], ty: ir.Type | None = ...) -> ir.Value: ...
 def unpack_tuple(builder: ir.IRBuilder, tup: ir.Value, count: int | None = ...) -> list[ir.Value]: ...
