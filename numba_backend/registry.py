@@ -61,6 +61,10 @@ class NodeInfo:
     input_lengths: tuple[tuple[Hashable, ...], ...] = ()
     """Per input, per axis, where its length is read off (`rewrite.lengths.length_root`):
     inputs with equal keys have equal lengths there by construction (empty: unknown)."""
+    input_counts: tuple[Hashable | None, ...] = ()
+    """Per input, where a 0-d input that is a length (`ShapeI`) is read off, in the keys
+    of `input_lengths` (None for other inputs; empty: unknown): a loop's step count
+    that is a sequence's length is never negative nor more than its rows."""
 
     def label(self, k: int) -> str:
         """Input k as an error message names it (escaped for a single-quoted literal)."""

@@ -78,7 +78,10 @@ def _scan(op: Scan, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     initials, sequences, non_sequences = given.initials, given.sequences, given.non_sequences
     carry_types = op.carry_types
     lines = [f"{p}n = int({node.scalar(0)})"]
-    lines += _step_checks(op, p, sequences)
+    count = node.input_counts[0] if node.input_counts else None
+    checked = tuple((j, sequence) for j, sequence in enumerate(sequences)
+                    if count is None or node.input_lengths[1 + nc + j][0] != count)
+    lines += _step_checks(op, p, checked, count is None)
 
     # Names the body reads its params through.
     carries = [f"{p}c{k}" for k in range(nc)]
@@ -286,8 +289,16 @@ def _carry_shape_checks(
     return lines
 
 
-def _step_checks(op: Scan, p: str, sequences: tuple[str, ...]) -> list[str]:
-    lines = [f"if {p}n < 0:", "    raise ValueError('Scan: n_steps is negative; it must be >= 0')"]
+def _step_checks(op: Scan, p: str, sequences: tuple[tuple[int, str], ...],
+                 may_be_negative: bool) -> list[str]:
+    """Checks of the step count: not negative (unless it is a length), the loop's static
+    count, and no fewer rows than steps in `sequences` (numbered among the loop's
+    sequences: those that may have fewer, since a sequence whose length the count is
+    read off has as many)."""
+    lines: list[str] = []
+    if may_be_negative:
+        lines += [f"if {p}n < 0:",
+                  "    raise ValueError('Scan: n_steps is negative; it must be >= 0')"]
     if op.length is not None:
         lines += [
             f"if {p}n != {op.length}:",
@@ -295,17 +306,21 @@ def _step_checks(op: Scan, p: str, sequences: tuple[str, ...]) -> list[str]:
             "was built for')",
         ]
     if len(sequences) == 1:
+        (number, sequence), = sequences
         lines += [
-            f"if {sequences[0]}.shape[0] < {p}n:",
-            "    raise ValueError('Scan: sequence {} has fewer rows than n_steps', 0)",
+            f"if {sequence}.shape[0] < {p}n:",
+            f"    raise ValueError('Scan: sequence {{}} has fewer rows than n_steps', {number})",
         ]
     elif sequences:  # one raise for all (each raise costs numba compile time)
-        rows = [f"{sequence}.shape[0], " for sequence in sequences]
+        rows = [f"{sequence}.shape[0], " for _, sequence in sequences]
         groups = ["(" + "".join(rows[k:k + 25]) + "), " for k in range(0, len(rows), 25)]
+        numbers = [number for number, _ in sequences]
+        first = (f"{p}short" if numbers == list(range(len(numbers))) else
+                 "(" + "".join(f"{number}, " for number in numbers) + f")[{p}short]")
         lines += [
             f"{p}short = first_below({p}n, ({''.join(groups)}))",
             f"if {p}short < {len(sequences)}:",
-            f"    raise ValueError('Scan: sequence {{}} has fewer rows than n_steps', {p}short)",
+            f"    raise ValueError('Scan: sequence {{}} has fewer rows than n_steps', {first})",
         ]
     return lines
 

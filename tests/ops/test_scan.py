@@ -297,6 +297,24 @@ def test_compiled_loop_names_its_first_short_sequence() -> None:
                                np.cumsum([sum(range(30))] * 2))
 
 
+def test_compiled_loop_checks_only_sequences_that_may_be_short() -> None:
+    """A step count that is a sequence's length is not checked against that sequence
+    (nor for being negative); the others are, numbered among all the loop's sequences."""
+    from numba_backend import function
+
+    xs, ys, zs = pt.vector("xs"), pt.vector("ys"), pt.vector("zs")
+    total = pt.scan(lambda y, x, z, t: t + y * x + z, sequences=[ys, xs, zs],
+                    outputs_info=[pt.constant(0.0)], n_steps=xs.shape[0])
+    f = function([xs, ys, zs], total)
+    np.testing.assert_allclose(f(np.ones(3), np.full(4, 2.0), np.ones(3)), [3.0, 6.0, 9.0])
+    np.testing.assert_allclose(f(np.ones(0), np.ones(0), np.ones(0)), np.ones(0))
+    for short, arguments in [(0, (np.ones(3), np.ones(2), np.ones(3))),
+                             (2, (np.ones(3), np.ones(3), np.ones(2))),
+                             (0, (np.ones(3), np.ones(2), np.ones(2)))]:
+        with pytest.raises(ValueError, match=f"sequence {short} has fewer rows than n_steps"):
+            f(*arguments)
+
+
 def test_compiled_map_checks_n_steps() -> None:
     from numba_backend import function
 
