@@ -217,28 +217,37 @@ def test_another_process_loads_code_calling_library_kernels_by_symbol(tmp_path: 
     assert all(counts == {"hits": 1, "misses": 0} for counts in warm["kernels"].values())
 
 
-def test_a_loop_body_of_static_shapes_checks_nothing_its_types_prove() -> None:
+@pytest.mark.parametrize("counted", [False, True])
+def test_a_loop_body_of_static_shapes_checks_nothing_its_types_prove(counted: bool) -> None:
     """Products of 2 x 2 matrices, a reduction over a static axis and an index update of
     static lengths in a loop body: their length checks cannot fail, so none is generated
-    (each raise in a loop body cost numba ~0.1 s to compile); the step count and the
-    sequence's rows, unknown, are still checked."""
+    (each raise in a loop body cost numba ~0.1 s to compile). A step count given apart
+    (`counted`) is still checked, and the sequence's rows against it; one read off the
+    sequence's length needs neither check."""
     ys = pt.matrix("ys", shape=(None, 2))
     a, p0 = pt.matrix("a", shape=(2, 2)), pt.matrix("p0", shape=(2, 2))
+    n = pt.scalar("n", dtype="int64")
 
     def step(y: Any, p: Any, a: Any) -> Any:
         q = a @ p @ a.T + pt.outer(y, y)
         return pt.set_subtensor(q[0], q.max(axis=0))
 
-    ps = pt.scan(step, sequences=[ys], outputs_info=[p0], non_sequences=[a])
+    ps = pt.scan(step, sequences=[ys], outputs_info=[p0], non_sequences=[a],
+                 n_steps=n if counted else None)
     total = ps.sum()
-    generated = generate(optimize(Graph([ys, a, p0], [total, *pt.grad(total, [a])]), "fast_run"))
+    inputs_of = [ys, a, p0, *([n] if counted else [])]
+    generated = generate(optimize(Graph(inputs_of, [total, *pt.grad(total, [a])]), "fast_run"))
     loops = [kernel.source for kernel in generated.kernels if "for l_s in range" in kernel.source]
     assert len(loops) == 2  # the loop and its gradient's
     for source in loops:
         messages = re.findall(r"raise \w+\('([^']*)'", source)
-        assert messages and all(message.startswith("Scan:") for message in messages), messages
+        if counted:
+            assert messages and all(message.startswith("Scan:") for message in messages), messages
+        else:
+            assert "raise" not in source
     inputs = [np.random.default_rng(0).normal(size=shape) for shape in ((5, 2), (2, 2), (2, 2))]
-    compiled = function([ys, a, p0], [total, *pt.grad(total, [a])])
-    expected = evaluate([total, *pt.grad(total, [a])], dict(zip([ys, a, p0], inputs)))
-    for got, wanted in zip(compiled(*inputs), expected):
+    given = [*inputs, *([np.int64(4)] if counted else [])]
+    compiled = function(inputs_of, [total, *pt.grad(total, [a])])
+    expected = evaluate([total, *pt.grad(total, [a])], dict(zip(inputs_of, given)))
+    for got, wanted in zip(compiled(*given), expected):
         np.testing.assert_allclose(got, wanted, rtol=1e-10)
