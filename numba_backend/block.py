@@ -30,8 +30,7 @@ from numba_backend.registry import (
 from ops.elemwise import ElementwiseOp
 from ops.fused import Fused
 from ops.reduction import Sum
-from ops.shape_vector import ShapeI
-from rewrite.lengths import Length, length_root
+from rewrite.lengths import Length, count_root, length_root
 
 
 def emit_block(
@@ -84,7 +83,7 @@ def emit_block(
             input_lengths=tuple(
                 tuple(length_root(v, axis, roots) for axis in range(v.ndim)) for v in node.inputs
             ),
-            input_counts=tuple(_count_root(v, roots) for v in node.inputs),
+            input_counts=tuple(count_root(v, roots) for v in node.inputs),
         )
 
     summed = summed_producers(graph)
@@ -265,12 +264,3 @@ def sum_while_computing(
         raise TypeError(f"cannot sum while computing {producer.op}")
     body = element_body(producer.op, producer_info, module)
     return summed_loop(producer_info, body, module, info)
-
-
-def _count_root(variable: Variable, roots: dict[Length, Length]) -> Length | None:
-    """Where `variable` is read off when it is a length (`ShapeI`), else None."""
-    match variable.owner:
-        case Apply(op=ShapeI(axis=axis), inputs=(source,)):
-            return length_root(source, axis, roots)
-    return None
-

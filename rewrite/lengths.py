@@ -138,6 +138,13 @@ def _entry_source(vector: Variable, k: int) -> tuple[Variable, int] | None:
     return None
 
 
+def count_root(count: Variable, memo: dict[Length, Length] | None = None) -> Length | None:
+    """The root of the length the scalar `count` is (a `ShapeI`, read off as far as it
+    goes: `length_root`), or None when it is no length."""
+    read = _read_length(count)
+    return None if read is None else length_root(*read, memo)
+
+
 def _read_length(length: Variable) -> tuple[Variable, int] | None:
     """The variable and axis a scalar is the length of (`ShapeI`), if it is one."""
     match length.owner:
@@ -168,9 +175,7 @@ def _sliced_source(node: Apply, entries: Sequence[object]) -> tuple[Variable, in
     source = node.inputs[0]
     match entries[0] if entries else None:
         case Slice(start=None, stop=Symbolic(), step=None):
-            read = _read_length(node.inputs[1])
-            same = read is not None and length_root(*read) == length_root(source, 0)
-            return (source, 0) if same else None
+            return (source, 0) if count_root(node.inputs[1]) == length_root(source, 0) else None
         case Slice(start=None, stop=-1, step=None) | Slice(start=1, stop=None, step=None):
             match source.owner:
                 case Apply(op=Scan(while_loop=False) as loop) as scan:
