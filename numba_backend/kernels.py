@@ -87,8 +87,16 @@ def outline(
     constants = list(inner.constants)
     parameters = [*local.inputs, *inner.constants.values()]
     returned = "".join(f"{output}, " for output in local.outputs)
-    code = outline_nests([*(f"    {line}" for statement in body for line in statement.splitlines()),
-                          f"    return ({returned})"], parameters, inner)
+    lines = [*(f"    {line}" for statement in body for line in statement.splitlines()),
+             f"    return ({returned})"]
+    return outlined_function(parameters, lines, inner), constants
+
+
+def outlined_function(parameters: list[str], lines: list[str], inner: ModuleBuilder) -> Kernel:
+    """The kernel whose function takes `parameters` and runs `lines` (its body, indented,
+    with its `return` if it returns anything), with the helpers and kernels of `inner`,
+    the builder its lines were generated into."""
+    code = outline_nests(lines, parameters, inner)
 
     def text(name: str) -> str:
         function = "\n".join([
@@ -108,6 +116,5 @@ def outline(
 
     digest = hashlib.sha256(text("NAME").encode()).hexdigest()
     name = f"k_{digest[:20]}"
-    kernel = Kernel(name, f"fgraph_kernel_{digest[:20]}", digest, text(name),
-                    tuple(inner.kernels.values()))
-    return kernel, constants
+    return Kernel(name, f"fgraph_kernel_{digest[:20]}", digest, text(name),
+                  tuple(inner.kernels.values()))

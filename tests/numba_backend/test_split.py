@@ -8,6 +8,7 @@ each test builds graphs of its own, so no dispatcher compiled unsplit is reused.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -17,8 +18,10 @@ import numpy as np
 import pytest
 
 import ops as pt
-from fgraph import Variable, evaluate
+from fgraph import Graph, Variable, evaluate
 from numba_backend import function, split
+from numba_backend.codegen import generate
+from rewrite import optimize
 
 Array = np.ndarray[Any, np.dtype[Any]]
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -90,9 +93,9 @@ from tests.numba_backend.test_split import _chain
 split.SPLIT_ABOVE, split.PIECE, split.BLOCK = 6, 4, 8
 x, y = pt.vector("x"), pt.vector("y")
 graph = optimize(Graph([x, y], list(_chain(x, y, 0.3))), "fast_run")
-source = generate(graph, False).source
-assert "def k_" in source
-print(hashlib.sha256(source.encode()).hexdigest())
+generated = generate(graph, False)
+assert generated.kernels
+print(hashlib.sha256(generated.text.encode()).hexdigest())
 """
 
 
@@ -112,3 +115,20 @@ def test_split_source_is_the_same_under_every_hash_seed() -> None:
         )
         digests.add(completed.stdout.strip())
     assert len(digests) == 1
+
+
+def test_split_pieces_are_kernels_called_by_symbol() -> None:
+    """Each piece is an outlined kernel in a module of its own (`kernels`), which the
+    entry calls by symbol: a plain njit helper was linked into the entry, whose LLVM
+    then optimized and compiled every piece a second time (the 5 004-op graph: 1.0 s of
+    its 4.3 s cold compile)."""
+    x, y = pt.vector("x"), pt.vector("y")
+    graph = optimize(Graph([x, y], list(_chain(x, y, 0.7))), "fast_run")
+    generated = generate(graph, False)
+    assert len(generated.kernels) >= 3
+    assert generated.source.count("@numba.njit") == 1  # the entry alone
+    for kernel in generated.kernels:
+        assert f"import {kernel.name}\n" in generated.source
+        assert f"def {kernel.name}_code(" in kernel.source
+        assert kernel.source.count("@numba.njit") == 1
+        assert len(re.findall(rf"\b{kernel.name}\(", generated.source)) == 1
