@@ -203,3 +203,29 @@ def first_below(typingctx: object, bound: Any, lengths: Any) -> Any:
         return result
 
     return types.intp(bound, lengths), codegen
+
+
+@intrinsic
+def first_unequal(typingctx: object, lengths: Any, wanted: Any) -> Any:
+    """The position of the first of `lengths` unequal to the length `wanted` at the same
+    position (two tuples of as many integers), or how many there are: an element loop's
+    checks of its inputs' lengths as one comparison each and one raise (each raise is an
+    exit numba types and lowers: 10 checks took 0.2 s of a 0.5 s entry)."""
+    pairs = (lengths, wanted)
+    if not all(isinstance(kind, types.BaseTuple) for kind in pairs) or len(lengths) != len(wanted):
+        return None
+    if not all(isinstance(item, types.Integer) for kind in pairs for item in kind):
+        return None
+
+    def codegen(context: Any, builder: ir.IRBuilder, signature: Any, args: Any) -> Any:
+        result = context.get_constant(types.intp, len(lengths))
+        for position in reversed(range(len(lengths))):
+            got, expected = (
+                context.cast(builder, builder.extract_value(value, position), kind[position],
+                             types.intp)
+                for value, kind in zip(args, pairs))
+            unequal = builder.icmp_signed("!=", got, expected)
+            result = builder.select(unequal, context.get_constant(types.intp, position), result)
+        return result
+
+    return types.intp(lengths, wanted), codegen

@@ -33,6 +33,7 @@ def loop_lengths(node: NodeInfo) -> tuple[list[str], list[str]]:
     prefix = node.prefix
     lines: list[str] = []
     lengths: list[str] = []
+    checks: list[_LengthCheck] = []
     for axis, static in enumerate(node.output_types[0].shape):
         sources = [k for k, t in enumerate(node.input_types) if t.shape[axis] != 1]
         if not sources:
@@ -49,14 +50,67 @@ def loop_lengths(node: NodeInfo) -> tuple[list[str], list[str]]:
                 continue
             if reference is not None and node.same_length(reference, other, axis):
                 continue
-            lines += [
-                f"if {node.inputs[other]}.shape[{axis}] != {length}:",
-                f"    raise ValueError('elementwise inputs {node.label(sources[0])} and "
-                f"{node.label(other)} differ in length along axis {axis}: {{}} and {{}} "
-                f"(broadcasting needs a static length of 1)', {length}, "
-                f"{node.inputs[other]}.shape[{axis}])",
-            ]
-    return lines, lengths
+            checks.append(_LengthCheck(node.label(sources[0]), node.label(other), axis, length,
+                                       f"{node.inputs[other]}.shape[{axis}]"))
+    return lines + _checked(checks, prefix), lengths
+
+
+@attrs.frozen
+class _LengthCheck:
+    """Input `other` (its label) must have the loop's `length` along `axis`, as `first`."""
+
+    first: str
+    other: str
+    axis: int
+    length: str
+    got: str
+
+
+CHECKS_PER_RAISE = 25
+"""Length checks sharing one raise: the tuples of their operands stay under the 30
+names from which CPython builds a tuple through a list, which numba does not type."""
+
+
+def _checked(checks: Sequence[_LengthCheck], prefix: str) -> list[str]:
+    """The lines raising the error of the first failing check: one condition and raise
+    per group (`intrinsics.first_unequal`), since each raise costs numba compile time;
+    the error's labels, axis and lengths are picked from tuples by the failing position
+    (a part all checks share is written into the message)."""
+    if len(checks) == 1:
+        (check,) = checks
+        return [
+            f"if {check.got} != {check.length}:",
+            f"    raise ValueError('elementwise inputs {check.first} and {check.other} differ in "
+            f"length along axis {check.axis}: {{}} and {{}} (broadcasting needs a static length "
+            f"of 1)', {check.length}, {check.got})",
+        ]
+    lines: list[str] = []
+    for start in range(0, len(checks), CHECKS_PER_RAISE):
+        group = checks[start : start + CHECKS_PER_RAISE]
+        bad = f"{prefix}bad{start}"
+
+        def part(values: Sequence[str], quoted: bool) -> tuple[str, list[str]]:
+            """A field of the message: written in if every check has it, else a slot."""
+            if len(set(values)) == 1:
+                return values[0], []
+            items = "".join(f"'{v}', " if quoted else f"{v}, " for v in values)
+            return "{}", [f"({items})[{bad}]"]
+
+        first, first_args = part([c.first for c in group], True)
+        other, other_args = part([c.other for c in group], True)
+        axis, axis_args = part([str(c.axis) for c in group], False)
+        got = "".join(f"{c.got}, " for c in group)
+        wanted = "".join(f"{c.length}, " for c in group)
+        arguments = [*first_args, *other_args, *axis_args, f"({wanted})[{bad}]",
+                     f"({got})[{bad}]"]
+        lines += [
+            f"{bad} = first_unequal(({got}), ({wanted}))",
+            f"if {bad} < {len(group)}:",
+            f"    raise ValueError('elementwise inputs {first} and {other} differ in length "
+            f"along axis {axis}: {{}} and {{}} (broadcasting needs a static length of 1)', "
+            f"{', '.join(arguments)})",
+        ]
+    return lines
 
 
 def element_assignment(

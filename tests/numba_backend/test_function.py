@@ -373,6 +373,36 @@ def test_scalar_arguments_take_the_fast_path_and_still_check() -> None:
         f("a")
 
 
+@pytest.mark.parametrize("count", [2, 4, 31])
+def test_element_loop_length_checks_share_one_raise_per_25(count: int) -> None:
+    """An element loop checks its inputs' lengths with one condition and raise per 25
+    (`intrinsics.first_unequal`): the error still names the first input of a wrong
+    length, with its label, axis and both lengths, as one raise per check did; inputs of
+    other types (a matrix, axis 1) are named by theirs."""
+    xs = [pt.vector(f"x{k}") for k in range(count)]
+    m = pt.matrix("m")
+    total = xs[0]
+    for x in xs[1:]:
+        total = total * 0.5 + x
+    compiled = function([*xs, m], total + m)
+    assert compiled.source.count("raise ValueError('elementwise") == 2 + (count > 26)
+    right = [np.arange(3.0) + k for k in range(count)] + [np.ones((2, 3))]
+    wanted = right[0]
+    for value in right[1:count]:
+        wanted = wanted * 0.5 + value
+    np.testing.assert_allclose(compiled(*right), np.broadcast_to(wanted + 1.0, (2, 3)))
+    for k in sorted({1, count // 2, count - 1}):
+        wrong = list(right)
+        wrong[k] = np.ones(5)
+        with pytest.raises(ValueError, match=rf"elementwise inputs .*\b(x0|x1) \(float64\(\?,\)\) and "
+                                             rf"x{k} \(float64\(\?,\)\) differ in length along "
+                                             r"axis 0: 3 and 5 \(broadcasting"):
+            compiled(*wrong)
+    with pytest.raises(ValueError, match=r"and m \(float64\(\?, \?\)\) differ in length along "
+                                         r"axis 1: 3 and 4"):
+        compiled(*right[:-1], np.ones((2, 4)))
+
+
 def test_float16_intermediates_of_fused_loops_compile() -> None:
     small = pt.vector("small", dtype="int8")  # exp of int8 computes in float16
     values = np.array([-3, 0, 2, 5], np.int8)
