@@ -59,7 +59,9 @@ def evaluate(
     for output in outputs:
         remaining_uses[output] = remaining_uses.get(output, 0) + 1
 
-    def value_of(variable: Variable, reader: str) -> Array:
+    def value_of(variable: Variable, reader: object) -> Array:
+        """`variable`'s value; `reader` (an op, or text) names what needed it in the
+        error for a missing one, formatted only then (an op's text can be costly)."""
         found = values.get(variable)
         if found is not None:
             return found
@@ -69,7 +71,7 @@ def evaluate(
 
     named = names or {}
     for node in nodes:
-        arguments = tuple(value_of(input_, str(node.op)) for input_ in node.inputs)
+        arguments = tuple(value_of(input_, node.op) for input_ in node.inputs)
         try:
             results = _perform(node, arguments, named)
         except RUN_TIME_ERRORS as error:
