@@ -192,15 +192,14 @@ def first_below(typingctx: object, bound: Any, lengths: Any) -> Any:
 
     def codegen(context: Any, builder: ir.IRBuilder, signature: Any, args: Any) -> Any:
         bound_value = context.cast(builder, args[0], bound, types.intp)
-        result = context.get_constant(types.intp, len(flat))
-        for position in reversed(range(len(flat))):
+        below: list[ir.Value] = []
+        for path in flat:
             value, kind = args[1], lengths
-            for k in flat[position]:
+            for k in path:
                 value, kind = builder.extract_value(value, k), kind[k]
-            below = builder.icmp_signed("<", context.cast(builder, value, kind, types.intp),
-                                        bound_value)
-            result = builder.select(below, context.get_constant(types.intp, position), result)
-        return result
+            below.append(builder.icmp_signed(
+                "<", context.cast(builder, value, kind, types.intp), bound_value))
+        return _first_true(context, builder, below)
 
     return types.intp(bound, lengths), codegen
 
@@ -210,7 +209,7 @@ def first_unequal(typingctx: object, lengths: Any, wanted: Any) -> Any:
     """The position of the first of `lengths` unequal to the length `wanted` at the same
     position (two tuples of as many integers), or how many there are: an element loop's
     checks of its inputs' lengths as one comparison each and one raise (each raise is an
-    exit numba types and lowers: 10 checks took 0.2 s of a 0.5 s entry)."""
+    exit numba types and lowers: 10 checks took 0.07 s of a 0.5 s entry)."""
     pairs = (lengths, wanted)
     if not all(isinstance(kind, types.BaseTuple) for kind in pairs) or len(lengths) != len(wanted):
         return None
@@ -218,14 +217,23 @@ def first_unequal(typingctx: object, lengths: Any, wanted: Any) -> Any:
         return None
 
     def codegen(context: Any, builder: ir.IRBuilder, signature: Any, args: Any) -> Any:
-        result = context.get_constant(types.intp, len(lengths))
-        for position in reversed(range(len(lengths))):
+        unequal: list[ir.Value] = []
+        for position in range(len(lengths)):
             got, expected = (
                 context.cast(builder, builder.extract_value(value, position), kind[position],
                              types.intp)
                 for value, kind in zip(args, pairs))
-            unequal = builder.icmp_signed("!=", got, expected)
-            result = builder.select(unequal, context.get_constant(types.intp, position), result)
-        return result
+            unequal.append(builder.icmp_signed("!=", got, expected))
+        return _first_true(context, builder, unequal)
 
     return types.intp(lengths, wanted), codegen
+
+
+def _first_true(context: Any, builder: ir.IRBuilder, tests: list[ir.Value]) -> ir.Value:
+    """The position of the first true of `tests` (booleans), or how many there are: a
+    chain of selects, no branch."""
+    result: ir.Value = context.get_constant(types.intp, len(tests))
+    for position in reversed(range(len(tests))):
+        result = builder.select(tests[position], context.get_constant(types.intp, position),
+                                result)
+    return result

@@ -381,7 +381,7 @@ def test_element_loop_length_checks_share_one_raise_per_25(count: int) -> None:
     other types (a matrix, axis 1) are named by theirs."""
     xs = [pt.vector(f"x{k}") for k in range(count)]
     m = pt.matrix("m")
-    total = xs[0]
+    total: Variable = xs[0]
     for x in xs[1:]:
         total = total * 0.5 + x
     compiled = function([*xs, m], total + m)
