@@ -26,7 +26,7 @@ from numba_backend.registry import Kernel, ModuleBuilder, NodeInfo, numba_kernel
 from numba_backend.source import module_text
 from ops.scan_op import Scan
 
-OPTIONS = "cache=True, error_model='numpy', nogil=True, no_cpython_wrapper=True"
+OPTIONS = "cache=True, error_model='numpy', nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True"
 """numba's options for a kernel: it is only called from generated code, so it needs no
 Python wrapper (which would cost a third of a small function's compile time)."""
 

@@ -44,9 +44,11 @@ def library_kernel(function: _Function) -> _Function:
     LLVM optimizes and compiles its code once more (the LAPACK helpers: about as long
     again as their own compile, in every graph). Its array arguments are passed as
     arrays of layout 'A' (`intrinsics.any_layout`) so that one specialization per dtype
-    serves every caller."""
-    compiled = _compiled(function)
-    call = KernelCall(compiled)
+    serves every caller. Generated code reaches it by symbol only, so it is compiled
+    without numba's Python and C wrappers (about 0.03 s of each helper's first compile);
+    `python_callable` compiles one with them."""
+    call = KernelCall(numba.njit(cache=True, nogil=True, error_model="numpy",
+                                 no_cpython_wrapper=True, no_cfunc_wrapper=True)(function))
     # An intrinsic's typing function spelled with the helper's own parameters: numba
     # lowers no star arguments in an intrinsic's call.
     parameters = ", ".join(inspect.signature(function).parameters)
@@ -60,14 +62,26 @@ def library_kernel(function: _Function) -> _Function:
     typing.__module__ = function.__module__  # a runtime name of its own module (source.py)
     typing.__qualname__, typing.__doc__ = function.__qualname__, function.__doc__
     outlined = intrinsic(typing)
-    _COMPILED[id(outlined)] = compiled
+    _PARAMETERS[id(outlined)] = parameters
     return cast(_Function, outlined)
 
 
-_COMPILED: dict[int, Any] = {}
+_PARAMETERS: dict[int, str] = {}
+_PYTHON_CALLABLE: dict[int, numba.Dispatcher] = {}
 
 
 def python_callable(helper: _Function) -> _Function:
-    """A `library_kernel` callable from Python (an intrinsic is not): its compiled
-    function, as tests call it."""
-    return cast(_Function, _COMPILED[id(helper)])
+    """A `library_kernel` callable from Python (an intrinsic is not), as tests call it:
+    an njit function calling it as generated code does (by symbol, the helper loaded
+    from or saved to numba's disk cache), itself compiled in the process. The helper's
+    own function has no Python wrapper, and one compiled with it must not be cached:
+    numba's cache index does not tell the two apart."""
+    found = _PYTHON_CALLABLE.get(id(helper))
+    if found is None:
+        parameters = _PARAMETERS[id(helper)]
+        namespace: dict[str, Any] = {"helper": helper}
+        exec(  # noqa: S102 (text made from the helper's parameter names only)
+            f"def call({parameters}):\n    return helper({parameters})\n", namespace)
+        found = _PYTHON_CALLABLE[id(helper)] = numba.njit(nogil=True, error_model="numpy")(
+            namespace["call"])
+    return cast(_Function, found)

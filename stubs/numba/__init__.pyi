@@ -46,6 +46,7 @@ def njit(
     error_model: str = ...,
     forceinline: bool = ...,
     no_cpython_wrapper: bool = ...,
+    no_cfunc_wrapper: bool = ...,
     inline: Literal["always", "never"] = ...,
 ) -> Callable[[Callable[..., Any]], Dispatcher]: ...
 

@@ -321,21 +321,27 @@ def test_outputs_whose_odd_strides_do_not_matter_are_written() -> None:
 
 WORKER = """
 import numpy as np
-from numba_backend import lapack
-from numba_backend.library import python_callable
+import ops as pt
+from ops.linalg import cholesky
+from numba_backend import function, lapack
+from numba_backend.calls import KERNEL_CALLS
 print(lapack.__file__)
-out = np.empty((2, 2))
-info = python_callable(lapack.cholesky_into)(np.array([[4.0, 2.0], [2.0, 3.0]]), out, True)
-assert info == 0 and np.allclose(out, [[2.0, 0.0], [1.0, np.sqrt(2.0)]]), (info, out)
-print(len(python_callable(lapack.cholesky_into).stats.cache_hits), len(python_callable(lapack.cholesky_into).stats.cache_misses))
+a = pt.matrix("a")
+out = function([a], cholesky(a))(np.array([[4.0, 2.0], [2.0, 3.0]]))
+assert np.allclose(out, [[2.0, 0.0], [1.0, np.sqrt(2.0)]]), out
+stats = KERNEL_CALLS["numba_backend.lapack", "cholesky_into"].dispatcher.stats
+print(len(stats.cache_hits), len(stats.cache_misses))
 """
 
 
 @pytest.mark.slow
 def test_compiled_calls_load_from_the_disk_cache_in_a_fresh_process(tmp_path: Path) -> None:
-    """The second process loads the compiled call from disk; its LAPACK symbol resolves
-    only because `numba_backend.lapack` registers it again on import."""
-    environment = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    """The second process loads the helper a compiled graph calls from disk (the
+    graph's cached code names it, and its load compiles or loads the helper first); the
+    helper's LAPACK symbol resolves only because `numba_backend.lapack` registers it
+    again on import."""
+    environment = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path),
+                       FGRAPH_CACHE_DIR=str(tmp_path / "graphs"))
     environment.pop("NUMBA_DISABLE_JIT", None)
     root = Path(__file__).resolve().parents[2]
     runs = [
