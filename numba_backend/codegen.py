@@ -56,7 +56,9 @@ def generate(graph: Graph, parallel: bool = False) -> GeneratedModule:
     code = [*(f"    {line}" for statement in body for line in statement.splitlines()),
             f"    return ({returned})"]
     lines = [f"def {entry}({', '.join(arguments)}):", *outline_nests(code, arguments, module)]
-    entry_source = "@numba.njit(cache=True, error_model='numpy', no_cfunc_wrapper=True)\n" + "\n".join(lines) + "\n"
+    # Python calls the entry through numba's Python wrapper; nothing takes its C wrapper.
+    decorator = "@numba.njit(cache=True, error_model='numpy', no_cfunc_wrapper=True)\n"
+    entry_source = decorator + "\n".join(lines) + "\n"
     source = module_text("named by the structure digest", module, entry_source)
     return GeneratedModule(
         source, entry, tuple(constant.data for _, constant in constants), _load_order(module)

@@ -46,7 +46,7 @@ def library_kernel(function: _Function) -> _Function:
     arrays of layout 'A' (`intrinsics.any_layout`) so that one specialization per dtype
     serves every caller. Generated code reaches it by symbol only, so it is compiled
     without numba's Python and C wrappers (about 0.03 s of each helper's first compile);
-    `python_callable` compiles one with them."""
+    Python reaches it through `python_callable`."""
     call = KernelCall(numba.njit(cache=True, nogil=True, error_model="numpy",
                                  no_cpython_wrapper=True, no_cfunc_wrapper=True)(function))
     # An intrinsic's typing function spelled with the helper's own parameters: numba
