@@ -28,7 +28,11 @@ def relative_error(got: Array, want: Array, absolute_floor: float = 1e-300) -> A
     return np.where(same, 0.0, error)
 
 
-@numba.njit(cache=True)
+# Not cached on disk: numba keys a cached function taking a function by that function's
+# dispatcher object, so no later process finds the entry (each run added one, the index
+# grew to 0.5 MB), and rewriting an index whose key names a dispatcher since collected
+# fails ("underlying object has vanished").
+@numba.njit
 def _apply_one(function: Callable[[float], float], x: Array) -> Array:
     out = np.empty_like(x)
     for i in range(x.size):
@@ -36,7 +40,7 @@ def _apply_one(function: Callable[[float], float], x: Array) -> Array:
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit
 def _apply_two(function: Callable[[float, float], float], a: Array, x: Array) -> Array:
     out = np.empty_like(x)
     for i in range(x.size):
