@@ -52,6 +52,7 @@ from numba.core.typing import signature
 from numba.extending import intrinsic
 
 from numba_backend.calls import KernelCall
+from numba_backend.intrinsics import ArrayFields
 
 _KINDS = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
 
@@ -206,7 +207,7 @@ def small_matmul_into(
     dtype, batch = a.dtype, a.ndim - 2
 
     def codegen(context: Any, builder: ir.IRBuilder, sig: Any, args: Any) -> Any:
-        arrays = [context.make_array(t)(context, builder, v) for t, v in zip(operands, args)]
+        arrays = [ArrayFields.of(context, builder, t, v) for t, v in zip(operands, args)]
         shapes = [cgutils.unpack_tuple(builder, x.shape, batch + 2) for x in arrays]
         strides = [cgutils.unpack_tuple(builder, x.strides, batch + 2) for x in arrays]
         multiply = context.get_function(operator.mul, signature(dtype, dtype, dtype))
@@ -261,7 +262,7 @@ def inline_matmul_into(typingctx: object, a: Any, b: Any, out: Any) -> Any:
     kind = _KINDS[str(a.dtype)]
 
     def codegen(context: Any, builder: ir.IRBuilder, signature: Any, args: Any) -> Any:
-        arrays = [context.make_array(t)(context, builder, v) for t, v in zip(operands, args)]
+        arrays = [ArrayFields.of(context, builder, t, v) for t, v in zip(operands, args)]
         rows, inner = cgutils.unpack_tuple(builder, arrays[0].shape, 2)
         columns = cgutils.unpack_tuple(builder, arrays[1].shape, 2)[1]
         lengths = (rows, columns, inner)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 from llvmlite import ir
 from numba.core import cgutils, types
 from numba.core.imputils import impl_ret_borrowed
@@ -46,6 +47,40 @@ def assoc_mul(typingctx: object, a: Any, b: Any) -> Any:
         return builder.fmul(args[0], args[1], flags=("reassoc",))
 
     return a(a, b), codegen
+
+
+@attrs.frozen
+class ArrayFields:
+    """An array structure's data pointer, shape and strides (tuple values), read straight
+    off its value. numba's `make_array` proxy first stores the structure into a stack
+    slot of its own, one per use, which LLVM's SROA and InstCombine then take apart
+    again (a third of a generated function's own LLVM passes)."""
+
+    data: ir.Value
+    shape: ir.Value
+    strides: ir.Value
+    itemsize: ir.Value
+
+    @classmethod
+    def of(cls, context: Any, builder: ir.IRBuilder, kind: types.Array, value: Any) -> ArrayFields:
+        model = context.data_model_manager[kind]
+        return cls(*(model.get(builder, value, name)
+                     for name in ("data", "shape", "strides", "itemsize")))
+
+
+def view_value(context: Any, builder: ir.IRBuilder, source: types.Array, value: Any,
+               result: types.Array, shape: list[ir.Value], strides: list[ir.Value]) -> Any:
+    """The structure of a view of `value` (of type `source`) with `shape` and `strides`
+    and as many elements: its memory, owner, data pointer and item size, built as a
+    value (numba's `populate_array` fills a stack slot)."""
+    model = context.data_model_manager[source]
+    view = context.data_model_manager[result]
+    built: Any = ir.Constant(view.get_value_type(), ir.Undefined)
+    for name in ("meminfo", "parent", "nitems", "itemsize", "data"):
+        built = view.set(builder, built, model.get(builder, value, name), name)
+    intp = context.get_value_type(types.intp)
+    built = view.set(builder, built, cgutils.pack_array(builder, shape, intp), "shape")
+    return view.set(builder, built, cgutils.pack_array(builder, strides, intp), "strides")
 
 
 @intrinsic
@@ -135,20 +170,14 @@ def dimshuffled(typingctx: object, array: Any, order: Any) -> Any:
     result = array.copy(ndim=len(parts), layout=array.layout if keeps_order else "A")
 
     def codegen(context: Any, builder: ir.IRBuilder, signature: Any, args: Any) -> Any:
-        source = context.make_array(array)(context, builder, args[0])
-        view = context.make_array(result)(context, builder)
+        source = ArrayFields.of(context, builder, array, args[0])
         shape = cgutils.unpack_tuple(builder, source.shape, array.ndim)
         strides = cgutils.unpack_tuple(builder, source.strides, array.ndim)
         one, zero = (context.get_constant(types.intp, value) for value in (1, 0))
-        context.populate_array(
-            view, data=source.data,
-            shape=cgutils.pack_array(builder, [one if part == "x" else shape[int(part)]
-                                               for part in parts], one.type),
-            strides=cgutils.pack_array(builder, [zero if part == "x" else strides[int(part)]
-                                                 for part in parts], one.type),
-            itemsize=source.itemsize, meminfo=source.meminfo, parent=source.parent,
-        )
-        return impl_ret_borrowed(context, builder, result, view._getvalue())
+        view = view_value(context, builder, array, args[0], result,
+                          [one if part == "x" else shape[int(part)] for part in parts],
+                          [zero if part == "x" else strides[int(part)] for part in parts])
+        return impl_ret_borrowed(context, builder, result, view)
 
     return result(array, order), codegen
 

@@ -50,7 +50,7 @@ from numba.extending import intrinsic
 from numba_backend.blas import (
     capsule_address, cython_module, matmul_into, one_blas_thread, restore_blas_threads,
 )
-from numba_backend.intrinsics import any_layout, array_of, new_array
+from numba_backend.intrinsics import ArrayFields, any_layout, array_of, new_array
 from numba_backend.library import inlined_helper, library_kernel
 
 # info values of calls LAPACK cannot take, apart from LAPACK's own -i (argument i wrong).
@@ -112,7 +112,7 @@ def at(typingctx: object, array: Any, index: Any) -> Any:
         return None
 
     def codegen(context: Any, builder: ir.IRBuilder, signature: Any, args: Any) -> Any:
-        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        data = ArrayFields.of(context, builder, signature.args[0], args[0]).data
         offset = builder.sext(args[1], ir.IntType(64)) if args[1].type.width < 64 else args[1]
         return builder.bitcast(builder.gep(data, [offset]), ir.IntType(8).as_pointer())
 
@@ -134,7 +134,7 @@ def _c_contiguous(typingctx: object, array: Any) -> Any:
         return None
 
     def codegen(context: Any, builder: ir.IRBuilder, signature: Any, args: Any) -> Any:
-        structure = context.make_array(signature.args[0])(context, builder, args[0])
+        structure = ArrayFields.of(context, builder, signature.args[0], args[0])
         shape = cgutils.unpack_tuple(builder, structure.shape, array.ndim)
         strides = cgutils.unpack_tuple(builder, structure.strides, array.ndim)
         zero, one = (context.get_constant(types.intp, value) for value in (0, 1))
@@ -192,8 +192,7 @@ def _copy(typingctx: object, source: Any, target: Any) -> Any:
 
     def codegen(context: Any, builder: ir.IRBuilder, signature: Any, args: Any) -> Any:
         kinds = signature.args
-        arrays = [context.make_array(kind)(context, builder, value)
-                  for kind, value in zip(kinds, args)]
+        arrays = [ArrayFields.of(context, builder, kind, value) for kind, value in zip(kinds, args)]
         shapes = [cgutils.unpack_tuple(builder, x.shape, 2) for x in arrays]
         strides = [cgutils.unpack_tuple(builder, x.strides, 2) for x in arrays]
         with cgutils.loop_nest(builder, shapes[0], shapes[0][0].type) as indices:

@@ -45,7 +45,7 @@ from numba.core import cgutils, types
 from numba.extending import intrinsic
 from numba.np.arrayobj import load_item, store_item
 
-from numba_backend.intrinsics import dimshuffled, with_layout_of
+from numba_backend.intrinsics import ArrayFields, dimshuffled, with_layout_of
 from numba_backend.vecmath import LIBM_EQUIVALENTS, VECTORIZED_MIN_LENGTH
 
 BINARY = {
@@ -99,7 +99,7 @@ class _Unpacked:
     @classmethod
     def of(cls, context: Context, builder: ir.IRBuilder, kind: types.Array,
            value: Any) -> _Unpacked:
-        structure = context.make_array(kind)(context, builder, value)
+        structure = ArrayFields.of(context, builder, kind, value)
         return cls(value, structure.data,
                    tuple(cgutils.unpack_tuple(builder, structure.shape, kind.ndim)),
                    tuple(cgutils.unpack_tuple(builder, structure.strides, kind.ndim)))

@@ -27,8 +27,15 @@ class Value:
 class ArrayType(Type):
     def __init__(self, element: Type, count: int) -> None: ...
 
+class _Undefined: ...
+
+Undefined: _Undefined
+"""The `undef` constant's marker: `Constant(typ, Undefined)`."""
+
 class Constant(Value):
-    def __init__(self, typ: Type, constant: int | float | Sequence[float] | None) -> None: ...
+    def __init__(
+        self, typ: Type, constant: int | float | Sequence[float] | _Undefined | None
+    ) -> None: ...
     def get_reference(self) -> str: ...
 
 class FormattedConstant(Constant):
