@@ -18,7 +18,6 @@ from llvmlite import ir
 from numba.core import cgutils, types
 from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic
-from numba.np.arrayobj import _empty_nd_impl, _parse_shape
 
 
 def _same_float(a: Any, b: Any) -> bool:
@@ -101,11 +100,70 @@ def new_array(typingctx: object, shape: Any, dtype: Any) -> Any:
     element = dtype.dtype
     array_type = types.Array(element, ndim, "C")
 
+    lengths_of = [shape] if isinstance(shape, types.Integer) else list(shape)
+    if not all(kind.signed and kind.bitwidth <= 64 for kind in lengths_of):
+        return None  # unsigned lengths: numba's np.empty checks they fit
+
     def codegen(context: Any, builder: ir.IRBuilder, signature: Any, args: Any) -> Any:
-        lengths = _parse_shape(context, builder, shape, args[0])
-        return _empty_nd_impl(context, builder, array_type, lengths)._getvalue()
+        values = [args[0]] if ndim == 1 and isinstance(shape, types.Integer) else (
+            cgutils.unpack_tuple(builder, args[0], ndim))
+        lengths = [context.cast(builder, value, kind, types.intp)
+                   for value, kind in zip(values, lengths_of)]
+        return allocated(context, builder, array_type, lengths)
 
     return array_type(shape, dtype), codegen
+
+
+def allocated(context: Any, builder: ir.IRBuilder, array_type: types.Array,
+              lengths: list[ir.Value]) -> Any:
+    """A new C-order array of `lengths` (intp values), as numba's `np.empty` makes it
+    and with its errors, in two branches: numba checks each length for fitting intp and
+    for being negative, each with a raise, and calls its allocator as a compiled
+    function linked into the caller (an allocation cost 4 ms of compile)."""
+    intp = context.get_value_type(types.intp)
+    zero = ir.Constant(intp, 0)
+    if lengths:
+        negative = builder.icmp_signed("<", lengths[0], zero)
+        for length in lengths[1:]:
+            negative = builder.or_(negative, builder.icmp_signed("<", length, zero))
+        with cgutils.if_unlikely(builder, negative):
+            context.call_conv.return_user_exc(builder, ValueError,
+                                              ("negative dimensions not allowed",))
+    item = context.get_abi_sizeof(context.get_data_type(array_type.dtype))
+    count: ir.Value = ir.Constant(intp, 1)
+    overflow: ir.Value = cgutils.false_bit
+    for length in [*lengths, ir.Constant(intp, item)]:
+        product = builder.smul_with_overflow(count, length)
+        count = builder.extract_value(product, 0)
+        overflow = builder.or_(overflow, builder.extract_value(product, 1))
+    with cgutils.if_unlikely(builder, overflow):
+        context.call_conv.return_user_exc(builder, ValueError, (
+            "array is too big; `arr.size * arr.dtype.itemsize` is larger than the maximum "
+            "possible size.",))
+    meminfo = context.nrt.meminfo_alloc_aligned(
+        builder, size=count, align=context.get_preferred_array_alignment(array_type.dtype))
+    data = context.nrt.meminfo_data(builder, meminfo)
+    strides: list[ir.Value] = [ir.Constant(intp, item)] if lengths else []  # 0-d: none
+    for length in reversed(lengths[1:]):
+        strides.append(builder.mul(strides[-1], length))
+    nitems: ir.Value = ir.Constant(intp, 1)
+    for length in lengths:
+        nitems = builder.mul(nitems, length)
+    model = context.data_model_manager[array_type]
+    structure = model.get_value_type()
+    field_type = {name: structure.elements[model.get_field_position(name)]
+                  for name in ("parent", "data")}
+    built: Any = ir.Constant(structure, ir.Undefined)
+    fields = {
+        "meminfo": meminfo, "parent": ir.Constant(field_type["parent"], None),
+        "nitems": nitems, "itemsize": ir.Constant(intp, item),
+        "data": builder.bitcast(data, field_type["data"]),
+        "shape": cgutils.pack_array(builder, lengths, intp),
+        "strides": cgutils.pack_array(builder, strides[::-1], intp),
+    }
+    for name, value in fields.items():
+        built = model.set(builder, built, value, name)
+    return built
 
 
 @intrinsic
@@ -124,12 +182,13 @@ def array_of(typingctx: object, values: Any, dtype: Any) -> Any:
 
     def codegen(context: Any, builder: ir.IRBuilder, signature: Any, args: Any) -> Any:
         length = context.get_constant(types.intp, len(values))
-        array = _empty_nd_impl(context, builder, array_type, [length])
+        array = allocated(context, builder, array_type, [length])
+        data = ArrayFields.of(context, builder, array_type, array).data
         items = cgutils.unpack_tuple(builder, args[0], len(values))
         for position, (item, item_type) in enumerate(zip(items, values)):
-            pointer = builder.gep(array.data, [context.get_constant(types.intp, position)])
+            pointer = builder.gep(data, [context.get_constant(types.intp, position)])
             builder.store(context.cast(builder, item, item_type, element), pointer)
-        return array._getvalue()
+        return array
 
     return array_type(values, dtype), codegen
 
