@@ -101,17 +101,26 @@ def new_array(typingctx: object, shape: Any, dtype: Any) -> Any:
     array_type = types.Array(element, ndim, "C")
 
     lengths_of = [shape] if isinstance(shape, types.Integer) else list(shape)
-    if not all(kind.signed and kind.bitwidth <= 64 for kind in lengths_of):
-        return None  # unsigned lengths: numba's np.empty checks they fit
 
     def codegen(context: Any, builder: ir.IRBuilder, signature: Any, args: Any) -> Any:
-        values = [args[0]] if ndim == 1 and isinstance(shape, types.Integer) else (
+        values = [args[0]] if isinstance(shape, types.Integer) else (
             cgutils.unpack_tuple(builder, args[0], ndim))
-        lengths = [context.cast(builder, value, kind, types.intp)
+        lengths = [_as_length(context, builder, value, kind)
                    for value, kind in zip(values, lengths_of)]
         return allocated(context, builder, array_type, lengths)
 
     return array_type(shape, dtype), codegen
+
+
+def _as_length(context: Any, builder: ir.IRBuilder, value: ir.Value, kind: types.Integer) -> ir.Value:
+    """`value` as an intp length: an unsigned one of 64 bits must fit (numba's error)."""
+    if not kind.signed and kind.bitwidth >= 64:
+        limit = ir.Constant(value.type, 2**63 - 1)
+        with cgutils.if_unlikely(builder, builder.icmp_unsigned(">", value, limit)):
+            context.call_conv.return_user_exc(builder, ValueError,
+                                              ("Cannot safely convert value to intp",))
+    length: ir.Value = context.cast(builder, value, kind, types.intp)
+    return length
 
 
 def allocated(context: Any, builder: ir.IRBuilder, array_type: types.Array,

@@ -31,6 +31,11 @@ def _narrow(length: np.int32) -> Any:
 
 
 @numba.njit
+def _unsigned(rows: np.uint64, columns: np.uint8) -> Any:
+    return new_array((rows, columns), np.float64)
+
+
+@numba.njit
 def _vector(length: int) -> Any:
     return new_array(length, np.complex64)
 
@@ -63,6 +68,12 @@ def test_new_array_of_narrow_lengths_vectors_and_0d() -> None:
     _check_like_numpy(_narrow(np.int32(4)), np.empty((4, 3, 2), np.int32))
     _check_like_numpy(_vector(6), np.empty(6, np.complex64))
     _check_like_numpy(_scalar(), np.empty((), np.float32))
+
+
+def test_new_array_of_unsigned_lengths() -> None:
+    _check_like_numpy(_unsigned(np.uint64(3), np.uint8(200)), _numba_empty(3, 200))
+    with pytest.raises(ValueError, match="Cannot safely convert value to intp"):
+        _unsigned(np.uint64(2**63), np.uint8(1))
 
 
 def test_new_array_errors_are_numpys() -> None:
