@@ -139,25 +139,23 @@ def allocated(context: Any, builder: ir.IRBuilder, array_type: types.Array,
             context.call_conv.return_user_exc(builder, ValueError,
                                               ("negative dimensions not allowed",))
     item = context.get_abi_sizeof(context.get_data_type(array_type.dtype))
-    count: ir.Value = ir.Constant(intp, 1)
+    counts: list[ir.Value] = [ir.Constant(intp, 1)]  # elements, then bytes
     overflow: ir.Value = cgutils.false_bit
     for length in [*lengths, ir.Constant(intp, item)]:
-        product = builder.smul_with_overflow(count, length)
-        count = builder.extract_value(product, 0)
+        product = builder.smul_with_overflow(counts[-1], length)
+        counts.append(builder.extract_value(product, 0))
         overflow = builder.or_(overflow, builder.extract_value(product, 1))
+    nitems, size = counts[-2], counts[-1]
     with cgutils.if_unlikely(builder, overflow):
         context.call_conv.return_user_exc(builder, ValueError, (
             "array is too big; `arr.size * arr.dtype.itemsize` is larger than the maximum "
             "possible size.",))
     meminfo = context.nrt.meminfo_alloc_aligned(
-        builder, size=count, align=context.get_preferred_array_alignment(array_type.dtype))
+        builder, size=size, align=context.get_preferred_array_alignment(array_type.dtype))
     data = context.nrt.meminfo_data(builder, meminfo)
     strides: list[ir.Value] = [ir.Constant(intp, item)] if lengths else []  # 0-d: none
     for length in reversed(lengths[1:]):
         strides.append(builder.mul(strides[-1], length))
-    nitems: ir.Value = ir.Constant(intp, 1)
-    for length in lengths:
-        nitems = builder.mul(nitems, length)
     model = context.data_model_manager[array_type]
     structure = model.get_value_type()
     field_type = {name: structure.elements[model.get_field_position(name)]
