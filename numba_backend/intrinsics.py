@@ -264,6 +264,12 @@ def any_layout(typingctx: object, array: Any) -> Any:
     return result(array), codegen
 
 
+PER_TUPLE = 25
+"""Lengths per tuple given to `first_below` or `first_unequal`: generated code groups
+more into several, since CPython builds a tuple of more than 30 names through a list,
+which numba does not type as a tuple."""
+
+
 @intrinsic
 def first_below(typingctx: object, bound: Any, lengths: Any) -> Any:
     """The position of the first of `lengths` (integers, in tuples nested as the caller

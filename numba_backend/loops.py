@@ -17,6 +17,7 @@ from fgraph import TensorType
 from fgraph.types import Shape as StaticShape
 
 from numba_backend.body import ElementBody, element_position
+from numba_backend.intrinsics import PER_TUPLE
 from numba_backend.parallel import parallel_loop
 from numba_backend.reduction import REASSOCIABLE
 from numba_backend.registry import (
@@ -66,11 +67,6 @@ class _LengthCheck:
     got: str
 
 
-CHECKS_PER_RAISE = 25
-"""Length checks sharing one raise: the tuples of their operands stay under the 30
-names from which CPython builds a tuple through a list, which numba does not type."""
-
-
 def _checked(checks: Sequence[_LengthCheck], prefix: str) -> list[str]:
     """The lines raising the error of the first failing check: one condition and raise
     per group (`intrinsics.first_unequal`), since each raise costs numba compile time;
@@ -80,13 +76,12 @@ def _checked(checks: Sequence[_LengthCheck], prefix: str) -> list[str]:
         (check,) = checks
         return [
             f"if {check.got} != {check.length}:",
-            f"    raise ValueError('elementwise inputs {check.first} and {check.other} differ in "
-            f"length along axis {check.axis}: {{}} and {{}} (broadcasting needs a static length "
-            f"of 1)', {check.length}, {check.got})",
+            f"    raise ValueError({_message(check.first, check.other, str(check.axis))}, "
+            f"{check.length}, {check.got})",
         ]
     lines: list[str] = []
-    for start in range(0, len(checks), CHECKS_PER_RAISE):
-        group = checks[start : start + CHECKS_PER_RAISE]
+    for start in range(0, len(checks), PER_TUPLE):
+        group = checks[start : start + PER_TUPLE]
         bad = f"{prefix}bad{start}"
 
         def part(values: Sequence[str], quoted: bool) -> tuple[str, list[str]]:
@@ -106,11 +101,16 @@ def _checked(checks: Sequence[_LengthCheck], prefix: str) -> list[str]:
         lines += [
             f"{bad} = first_unequal(({got}), ({wanted}))",
             f"if {bad} < {len(group)}:",
-            f"    raise ValueError('elementwise inputs {first} and {other} differ in length "
-            f"along axis {axis}: {{}} and {{}} (broadcasting needs a static length of 1)', "
-            f"{', '.join(arguments)})",
+            f"    raise ValueError({_message(first, other, axis)}, {', '.join(arguments)})",
         ]
     return lines
+
+
+def _message(first: str, other: str, axis: str) -> str:
+    """The quoted message of a length check; its parts may be `{}` slots, and the
+    lengths always are."""
+    return (f"'elementwise inputs {first} and {other} differ in length along axis {axis}: "
+            "{} and {} (broadcasting needs a static length of 1)'")
 
 
 def element_assignment(

@@ -30,6 +30,7 @@ from collections.abc import Callable, Sequence
 from fgraph import Constant, Graph, Op, TensorType, Variable
 from fgraph.aliasing import Aliasing
 from numba_backend.block import emit_block
+from numba_backend.intrinsics import PER_TUPLE
 from numba_backend.loops import element_assignment
 from numba_backend.body import element_body
 from numba_backend.registry import (
@@ -313,7 +314,8 @@ def _step_checks(op: Scan, p: str, sequences: tuple[tuple[int, str], ...],
         ]
     elif sequences:  # one raise for all (each raise costs numba compile time)
         rows = [f"{sequence}.shape[0], " for _, sequence in sequences]
-        groups = ["(" + "".join(rows[k:k + 25]) + "), " for k in range(0, len(rows), 25)]
+        groups = ["(" + "".join(rows[k:k + PER_TUPLE]) + "), "
+                  for k in range(0, len(rows), PER_TUPLE)]
         numbers = [number for number, _ in sequences]
         first = (f"{p}short" if numbers == list(range(len(numbers))) else
                  "(" + "".join(f"{number}, " for number in numbers) + f")[{p}short]")
