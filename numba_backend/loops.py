@@ -145,7 +145,7 @@ def fresh_copy(target: str, source: str, source_type: TensorType, counter: str) 
     """`target = source.copy()` as an allocation and element loops: in a loop body the
     copy then reuses a buffer allocated once per loop (`scan._reuse_buffers`)."""
     if not source_type.ndim:
-        return [f"{target} = {source}.copy()"]
+        return [Allocation(target, "()", source_type.dtype), f"{target}[()] = {source}[()]"]
     return [
         Allocation(target, f"{source}.shape", source_type.dtype),
         *element_assignment(target, source, source, source_type.ndim, counter),

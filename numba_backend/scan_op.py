@@ -31,7 +31,7 @@ from fgraph import Constant, Graph, Op, TensorType, Variable
 from fgraph.aliasing import Aliasing
 from numba_backend.block import emit_block
 from numba_backend.intrinsics import PER_TUPLE
-from numba_backend.loops import element_assignment
+from numba_backend.loops import element_assignment, fresh_copy
 from numba_backend.body import element_body
 from numba_backend.registry import (
     Allocation, ModuleBuilder, NodeInfo, dtype_expression, message_text, numba_kernel,
@@ -180,7 +180,7 @@ def _scan(op: Scan, node: NodeInfo, module: ModuleBuilder) -> list[str]:
             lines += [f"{out} = new_array((), {dtype_expression(carry_type.dtype)})",
                       f"{out}[()] = {carry}"]
         else:
-            lines.append(f"{out} = {carry}.copy()")
+            lines += fresh_copy(out, carry, carry_type, f"{p}f")
     for name, k in zip(trace_names, traced):
         out = f"{outputs.traces[k]}"
         if op.window(k):
