@@ -264,6 +264,59 @@ def any_layout(typingctx: object, array: Any) -> Any:
     return result(array), codegen
 
 
+@intrinsic
+def reshaped(typingctx: object, array: Any, shape: Any) -> Any:
+    """`array` in C order with the lengths of the tuple `shape`, of which one may be -1
+    (the caller has checked that the sizes agree): a view of a C-contiguous `array`,
+    else a copy. numba spells it `np.ascontiguousarray(array).reshape(shape)`: the first
+    an overload whose implementation each process compiles, the second a helper each
+    reshape links in, both optimized again in every function using them."""
+    if not isinstance(array, types.Array) or not (
+        isinstance(shape, types.BaseTuple) and all(isinstance(n, types.Integer) for n in shape)
+    ):
+        return None
+    viewed = array.layout == "C"
+    result = array.copy(ndim=len(shape), layout="C", readonly=not array.mutable and viewed)
+
+    def codegen(context: Any, builder: ir.IRBuilder, signature: Any, args: Any) -> Any:
+        intp = context.get_value_type(types.intp)
+        source = ArrayFields.of(context, builder, array, args[0])
+        old_shape = cgutils.unpack_tuple(builder, source.shape, array.ndim)
+        size: ir.Value = ir.Constant(intp, 1)
+        for length in old_shape:
+            size = builder.mul(size, length)
+        lengths = [context.cast(builder, value, kind, types.intp) for value, kind in
+                   zip(cgutils.unpack_tuple(builder, args[1], len(shape)), shape)]
+        known: ir.Value = ir.Constant(intp, 1)
+        for length in lengths:
+            free = builder.icmp_signed("==", length, ir.Constant(intp, -1))
+            known = builder.select(free, known, builder.mul(known, length))
+        nonzero = builder.select(builder.icmp_signed("==", known, ir.Constant(intp, 0)),
+                                 ir.Constant(intp, 1), known)
+        inferred = builder.sdiv(size, nonzero)
+        lengths = [builder.select(builder.icmp_signed("==", length, ir.Constant(intp, -1)),
+                                  inferred, length) for length in lengths]
+        if viewed:
+            strides = [source.itemsize] if lengths else []  # 0-d: none
+            for length in reversed(lengths[1:]):
+                strides.append(builder.mul(strides[-1], length))
+            view = view_value(context, builder, array, args[0], result, lengths, strides[::-1])
+            return impl_ret_borrowed(context, builder, result, view)
+        copy = allocated(context, builder, result, lengths)
+        target = ArrayFields.of(context, builder, result, copy).data
+        strides = cgutils.unpack_tuple(builder, source.strides, array.ndim)
+        position = cgutils.alloca_once_value(builder, ir.Constant(intp, 0))
+        with cgutils.loop_nest(builder, old_shape, intp) as indices:
+            read = cgutils.get_item_pointer2(context, builder, source.data, old_shape, strides,
+                                             array.layout, list(indices))
+            at = builder.load(position)
+            builder.store(builder.load(read), builder.gep(target, [at]))
+            builder.store(builder.add(at, ir.Constant(intp, 1)), position)
+        return copy
+
+    return result(array, shape), codegen
+
+
 PER_TUPLE = 25
 """Lengths per tuple given to `first_below` or `first_unequal`: generated code groups
 more into several, since CPython builds a tuple of more than 30 names through a list,

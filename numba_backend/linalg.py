@@ -297,9 +297,9 @@ def _pivot_permutation(op: PivotPermutation, node: NodeInfo, module: ModuleBuild
     return [
         f"{p}k = {pivots}.shape[{rank - 1}]",
         f"{p}rows = {lead}",
-        f"{p}flat = np.ascontiguousarray({pivots}).reshape(({p}rows, {p}k))",
+        f"{p}flat = reshaped({pivots}, ({p}rows, {p}k))",
         Allocation(out, f"{pivots}.shape", "int32"),
-        f"{p}result = {out}.reshape(({p}rows, {p}k))",
+        f"{p}result = reshaped({out}, ({p}rows, {p}k))",
         f"for {p}r in range({p}rows):",
         f"    {p}info = pivot_rows_into({p}flat[{p}r], {p}result[{p}r])",
         f"    if {p}info != 0:",

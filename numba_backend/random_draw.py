@@ -35,16 +35,16 @@ def _random_draw(op: RandomDraw, node: NodeInfo, module: ModuleBuilder) -> list[
         elif parameter_type.ndim == 0:
             arguments.append(f"{name}[()]")
         else:
-            lines.append(f"{p}a{k} = np.ascontiguousarray({name}).reshape(-1)")
+            lines.append(f"{p}a{k} = reshaped({name}, (-1,))")
             arguments.append(f"{p}a{k}[{p}i]")
             per_element = True
     checks = _check_lines(op, spec, arguments)
     if spec.layout == "rows":
         assert event is not None
-        lines.append(f"{p}rows = {sample}.reshape((-1, {parameters[event]}.shape[0]))")
+        lines.append(f"{p}rows = reshaped({sample}, (-1, {parameters[event]}.shape[0]))")
         count, call = f"{p}rows.shape[0]", f"{spec.kernel}({p}s, {', '.join(arguments)}, {p}rows[{p}i])"
     else:
-        lines.append(f"{p}flat = {sample}.reshape(-1)")
+        lines.append(f"{p}flat = reshaped({sample}, (-1,))")
         count, call = f"{p}flat.shape[0]", f"{p}flat[{p}i] = {spec.kernel}({', '.join([f'{p}s', *arguments])})"
     if not per_element:
         lines += checks

@@ -13,8 +13,8 @@ from ops.reshape_ops import Reshape, SpecifyShape
 @numba_kernel.register
 @scalar_kernel(reads=no_input, makes=False, vectors=only_input(1))
 def _reshape(op: Reshape, node: NodeInfo, module: ModuleBuilder) -> list[str]:
-    """NumPy reshapes views where it can; numba only reshapes contiguous arrays, so a
-    view (say a transpose) is copied first."""
+    """NumPy reshapes views where it can; `reshaped` views a C-contiguous array and
+    copies any other (say a transpose) in C order."""
     source, target = node.inputs
     static = node.output_types[0].shape
     if all(length is not None for length in static):
@@ -33,11 +33,13 @@ def _reshape(op: Reshape, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     for entry in entries:
         lines += [f"if {entry} == -1:", f"    {p}free += 1", "else:", f"    {p}known *= {entry}"]
     lines += [
+        f"if {p}free > 1:",
+        "    raise ValueError('Reshape: can only specify one unknown dimension')",
         f"if ({p}free == 0 and {p}known != {source}.size) or ({p}free == 1 and "
         f"({p}known == 0 or {source}.size % {p}known != 0)):",
         f"    raise ValueError('cannot reshape {node.label(0)}, of {{}} elements, into shape "
         f"{{}}', {source}.size, {shape})",
-        f"{node.outputs[0]} = np.ascontiguousarray({source}).reshape({shape})",
+        f"{node.outputs[0]} = reshaped({source}, {shape})",
     ]
     return lines
 
@@ -58,7 +60,7 @@ def _reshape_to_static(node: NodeInfo, shape: tuple[int, ...]) -> list[str]:
             f"    raise ValueError('cannot reshape {node.label(0)}, of {{}} elements, into shape "
             f"{shape}', {source}.size)",
         ]
-    return [*lines, f"{node.outputs[0]} = np.ascontiguousarray({source}).reshape({literal})"]
+    return [*lines, f"{node.outputs[0]} = reshaped({source}, {literal})"]
 
 
 @numba_kernel.register

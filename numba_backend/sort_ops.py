@@ -23,9 +23,9 @@ def _rows(node: NodeInfo, sort: str) -> list[str]:
     return [
         f"{p}n = {x}.shape[{rank - 1}]",
         f"{p}rows = {lead}",
-        f"{p}flat = np.ascontiguousarray({x}).reshape(({p}rows, {p}n))",
+        f"{p}flat = reshaped({x}, ({p}rows, {p}n))",
         Allocation(out, f"{x}.shape", node.output_types[0].dtype),
-        f"{p}result = {out}.reshape(({p}rows, {p}n))",
+        f"{p}result = reshaped({out}, ({p}rows, {p}n))",
         f"for {p}r in range({p}rows):",
         f"    {p}sorted = {sort.format(f'{p}flat[{p}r]')}",
         f"    for {p}j in range({p}n):",
@@ -53,10 +53,10 @@ def _searchsorted(op: SearchSorted, node: NodeInfo, module: ModuleBuilder) -> li
         return node.assign_scalar(
             0, f"np.searchsorted({array}, {node.scalar(1)}, side='{op.side}')")
     return [
-        f"{p}flat = np.ascontiguousarray({values}).ravel()",
+        f"{p}flat = reshaped({values}, (-1,))",
         f"{p}found = np.searchsorted({array}, {p}flat, side='{op.side}')",
         Allocation(out, f"{values}.shape", "int64"),
-        f"{p}result = {out}.reshape(({p}flat.shape[0],))",
+        f"{p}result = reshaped({out}, ({p}flat.shape[0],))",
         f"for {p}j in range({p}flat.shape[0]):",
         f"    {p}result[{p}j] = {p}found[{p}j]",
     ]

@@ -102,3 +102,5 @@ def test_empty_and_runtime_errors() -> None:
         compiled(np.ones((2, 6)), 5)
     with pytest.raises(ValueError, match="Reshape"):
         compiled(np.ones((2, 6)), -3)
+    with pytest.raises(ValueError, match="one unknown dimension"):  # as NumPy says
+        compiled(np.ones((2, 6)), -1)

@@ -11,6 +11,7 @@ class Array(Type):
     dtype: Type
     ndim: int
     layout: str
+    mutable: bool
     def __init__(self, dtype: Type, ndim: int, layout: str) -> None: ...
     def copy(self, *, ndim: int = ..., layout: str = ..., readonly: bool = ...) -> Array: ...
 
