@@ -244,7 +244,7 @@ def cholesky_into(a: Array, out: Array, lower: bool) -> int:
     chars = array_of((_U if lower else _L,), np.uint8)
     ints = array_of((n, n, 0), np.int32)
     arguments = (at(chars, 0), at(ints, 0), at(out, 0), at(ints, 1), at(ints, 2))
-    lowered = one_blas_thread(float(n) ** 3, n < 64)
+    lowered = one_blas_thread(float(n) * n * n, n < 64)
     if out.itemsize == 8:
         dpotrf(*arguments)
     else:
@@ -345,7 +345,7 @@ def _getrf(work: Array, pivots: Array) -> int:
     n = work.shape[0]
     ints = array_of((n, n, n, 0), np.int32)
     arguments = (at(ints, 0), at(ints, 1), at(work, 0), at(ints, 2), at(pivots, 0), at(ints, 3))
-    lowered = one_blas_thread(float(n) ** 3, n * n < 10000)
+    lowered = one_blas_thread(float(n) * n * n, n * n < 10000)
     if work.itemsize == 8:
         dgetrf(*arguments)
     else:
@@ -425,7 +425,7 @@ def inv_into(a: Array, out: Array) -> int:
             work = new_array(length, out.dtype)
         arguments = (at(ints, 0), at(out, 0), at(ints, 1), at(pivots, 0), at(work, 0),
                      at(ints, 2), at(ints, 3))
-        lowered = one_blas_thread(float(n) ** 3, n < 32)
+        lowered = one_blas_thread(float(n) * n * n, n < 32)
         if out.itemsize == 8:
             dgetri(*arguments)
         else:
@@ -493,7 +493,7 @@ def eigh_into(a: Array, w_out: Array, v_out: Array, lower: bool) -> int:
         arguments = (at(chars, 0), at(chars, 1), at(ints, 0), at(v_out, 0), at(ints, 1),
                      at(w_out, 0), at(work, 0), at(ints, 2), at(iwork, 0), at(ints, 3),
                      at(ints, 4))
-        lowered = one_blas_thread(float(n) ** 3, False)
+        lowered = one_blas_thread(float(n) * n * n, False)
         if v_out.itemsize == 8:
             dsyevd(*arguments)
         else:
