@@ -17,7 +17,7 @@ from fgraph.variable import error_name
 from numba_backend import split
 from numba_backend.body import element_body
 from numba_backend.loops import summed_loop
-from numba_backend.kernels import emit_node
+from numba_backend.kernels import emit_node, kernel_key
 from numba_backend.registry import (
     ModuleBuilder,
     NodeInfo,
@@ -97,7 +97,7 @@ def emit_block(
         producer = summed.get(node)
         if producer is None:
             info = info_of(node, arrays)
-            lines.extend(emit_node(node.op, info, module))
+            lines.extend(emit_node(node.op, info, module, kernel_key(node)))
         else:
             producer_info = info_of(producer, {})
             names[producer.out] = producer_info.outputs[0]  # a name only, never an array

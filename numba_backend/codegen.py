@@ -14,7 +14,7 @@ import attrs
 from fgraph import Graph, Variable
 from fgraph.op import Array
 from numba_backend.block import emit_block
-from numba_backend.kernels import outlines_kernels
+from numba_backend.kernels import outlines_kernels, repeated_kernels
 from numba_backend.nests import outline_nests
 from numba_backend.registry import Kernel, ModuleBuilder
 from numba_backend.source import module_text
@@ -46,7 +46,7 @@ def entry_name(graph: Graph, parallel: bool = False) -> str:
 def generate(graph: Graph, parallel: bool = False) -> GeneratedModule:
     """Generate the module computing `graph` (which should already be optimized); with
     `parallel`, its large element loops run on all threads."""
-    module = ModuleBuilder(parallel, outlines_kernels(graph))
+    module = ModuleBuilder(parallel, outlines_kernels(graph), repeated_kernels(graph))
     names: dict[Variable, str] = {variable: f"i{k}" for k, variable in enumerate(graph.inputs)}
     body = emit_block(graph, names, module, plain_ends=True)
     returned = "".join(f"{names[output]}, " for output in graph.outputs)

@@ -9,21 +9,24 @@ name (`numba_backend.calls`). Its module lives in the cache like a graph's
 (`numba_backend.cache`), numba's compiled code next to it, so another graph, in another
 process, that calls it loads it instead of compiling it again.
 
-A call boundary costs compile time (0.03-0.1 s per function on numba 0.68: its own
-passes, LLVM module, optimization and machine code), so only units whose reuse pays
-for it are outlined: see `emit_node`.
+A call boundary costs compile time (0.03-0.1 s per function: its own passes, LLVM
+module, optimization and machine code), so only units whose reuse pays for it are
+outlined: see `emit_node`.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
+from collections.abc import Hashable
 
 import attrs
 
-from fgraph import Constant, Graph, Op
+from fgraph import Apply, Constant, Graph, Op
 from numba_backend.nests import outline_nests
 from numba_backend.registry import Kernel, ModuleBuilder, NodeInfo, numba_kernel
 from numba_backend.source import module_text
+from ops.fused import Fused
 from ops.scan_op import Scan
 
 OPTIONS = ("cache=True, error_model='numpy', nogil=True, no_cpython_wrapper=True, "
@@ -32,31 +35,55 @@ OPTIONS = ("cache=True, error_model='numpy', nogil=True, no_cpython_wrapper=True
 needs neither numba's Python wrapper nor its C wrapper (together 30 ms of a trivial
 function's 49 ms compile)."""
 
-OUTLINE_FROM = 12
+OUTLINE_FROM = 40
 """Statements from which a kernel of a large graph's own code (not a loop body's) is
-outlined: a smaller one compiles faster inline than a function's fixed cost."""
+outlined: a smaller one compiles inline in less than a function's fixed cost (about
+30 ms, and 10 ms a call site). The HMM's three small fused kernels, outlined from 12
+statements, cost its cold compile 0.15 s (1.45 -> 1.30 s) and its recompile after a
+term edit 0.2 s, since the entry that calls them compiles again anyway."""
+
+OUTLINE_REPEATED_FROM = 12
+"""Statements from which a kernel that a large graph's nodes compute more than once is
+outlined: one function, compiled once and called by each (twenty equal cumulative
+sums: one kernel)."""
 
 LARGE_GRAPH = 40
-"""Nodes from which a graph outlines its kernels of `OUTLINE_FROM` statements or more.
-A smaller graph compiles in about a second, edited or not; outlining its kernels would
-add that fixed cost to every cold compile (0.1 s of 0.6 s on the logistic regression)."""
+"""Nodes from which a graph outlines its kernels (see `OUTLINE_FROM`). A smaller graph
+compiles in about a second, edited or not; outlining its kernels would add that fixed
+cost to every cold compile (0.1 s of 0.6 s on the logistic regression)."""
 
 
 def outlines_kernels(graph: Graph) -> bool:
-    """Whether `graph`'s own kernels (of `OUTLINE_FROM` statements or more) are outlined:
-    those of a large graph, whose edited versions then recompile only what changed."""
+    """Whether `graph`'s own large kernels are outlined: those of a large graph, whose
+    edited versions then recompile only what changed."""
     return len(graph.nodes) >= LARGE_GRAPH
 
 
-def emit_node(op: Op, node: NodeInfo, module: ModuleBuilder) -> list[str]:
+def repeated_kernels(graph: Graph) -> frozenset[Hashable]:
+    """The kernels (`kernel_key`) that two or more of `graph`'s nodes compute."""
+    counts = Counter(kernel_key(node) for node in graph.nodes)
+    return frozenset(key for key, count in counts.items() if count > 1)
+
+
+def kernel_key(node: Apply) -> Hashable:
+    """What a node's outlined kernel depends on: its op, a fused op's up to the values of
+    its constants (passed as arguments), and its input types. Equal keys may still differ
+    in how values are held, which only costs a second kernel."""
+    op = node.op
+    computed = (op.inner_graph.structure_digest, op.destroy_map) if isinstance(op, Fused) else op
+    return computed, tuple(variable.type for variable in node.inputs)
+
+
+def emit_node(op: Op, node: NodeInfo, module: ModuleBuilder, key: Hashable) -> list[str]:
     """Statement lines computing `node`'s outputs: the kernel's own lines, or a call of
     the outlined kernel. Loops are always outlined: the largest units, which a model's
     graphs share (its density alone and with its gradient, its versions edited outside
     the loops). Other kernels are where the module outlines them (see
-    `outlines_kernels`) and they have `OUTLINE_FROM` statements or more. A loop body's
-    kernels stay inline: each step would pay a call and allocate what the loop now
-    allocates once."""
-    if not isinstance(op, Scan) and not (module.outlines_kernels and _large(op, node, module)):
+    `outlines_kernels`) and they have `OUTLINE_FROM` statements or more, or
+    `OUTLINE_REPEATED_FROM` if the graph computes them more than once (`key`, the node's
+    `kernel_key`, is among `module.repeated`). A loop body's kernels stay inline: each
+    step would pay a call and allocate what the loop now allocates once."""
+    if not isinstance(op, Scan) and not (module.outlines_kernels and _large(op, node, module, key)):
         return numba_kernel(op, node, module)
     kernel, constants = outline(op, node, module.parallel)
     module.kernels[kernel.name] = kernel
@@ -66,11 +93,12 @@ def emit_node(op: Op, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     return [f"{returned}= {kernel.name}({', '.join(arguments)})"]
 
 
-def _large(op: Op, node: NodeInfo, module: ModuleBuilder) -> bool:
-    """Whether `op`'s kernel has `OUTLINE_FROM` statements or more (generated into a
-    scratch builder: the module's constants and helpers stay those it uses)."""
+def _large(op: Op, node: NodeInfo, module: ModuleBuilder, key: Hashable) -> bool:
+    """Whether `op`'s kernel is large enough to outline (generated into a scratch
+    builder: the module's constants and helpers stay those it uses)."""
     lines = numba_kernel(op, node, ModuleBuilder(module.parallel))
-    return sum(len(statement.splitlines()) for statement in lines) >= OUTLINE_FROM
+    statements = sum(len(statement.splitlines()) for statement in lines)
+    return statements >= (OUTLINE_REPEATED_FROM if key in module.repeated else OUTLINE_FROM)
 
 
 def outline(

@@ -189,7 +189,8 @@ class ModuleBuilder:
     """Accumulates helper functions, and the outlined kernels called, for one generated
     module (a private, local builder: it never escapes code generation)."""
 
-    def __init__(self, parallel: bool = False, outlines_kernels: bool = False) -> None:
+    def __init__(self, parallel: bool = False, outlines_kernels: bool = False,
+                 repeated: frozenset[Hashable] = frozenset()) -> None:
         self.helpers: dict[str, str] = {}
         self.kernels: dict[str, Kernel] = {}
         self.constants: dict[tuple[str, Constant], str] = {}
@@ -201,6 +202,9 @@ class ModuleBuilder:
         self.outlines_kernels = outlines_kernels
         """Whether large kernels of this module's own code are outlined (loops always are:
         see `numba_backend.kernels.emit_node`)."""
+        self.repeated = repeated
+        """The kernels two or more of the graph's nodes compute
+        (`numba_backend.kernels.repeated_kernels`): outlined from a smaller size."""
 
     def constant(self, constant: Constant, scope: str) -> str:
         """The argument name through which the compiled function receives `constant`

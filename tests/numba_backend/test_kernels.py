@@ -90,9 +90,10 @@ def test_a_loop_inside_a_loop_is_a_kernel_its_kernel_imports() -> None:
     np.testing.assert_allclose(got[0], evaluate(graph.outputs, {xs: values})[0], rtol=1e-12)
 
 
-def test_a_large_graph_outlines_its_large_kernels_and_calls_each_once_per_use() -> None:
-    """A graph of 40 nodes or more outlines its kernels of 12 statements or more (here
-    the cumulative sums, one kernel for all twenty); a smaller graph keeps them inline."""
+def test_a_large_graph_outlines_its_repeated_kernels_and_calls_each_once_per_use() -> None:
+    """A graph of 40 nodes or more outlines the kernels it computes more than once from
+    12 statements (here the cumulative sums, one kernel for all twenty); a smaller
+    graph keeps them inline."""
     x, y = pt.matrix("x"), pt.matrix("y")
 
     def sums(count: int) -> list[Any]:
@@ -110,6 +111,30 @@ def test_a_large_graph_outlines_its_large_kernels_and_calls_each_once_per_use() 
     for result, expected in zip(got, evaluate(sums(20), dict(zip([x, y], values)))):
         np.testing.assert_allclose(result, expected, rtol=1e-12)
 
+
+
+def test_a_large_graph_outlines_a_kernel_used_once_only_when_it_is_large() -> None:
+    """A kernel computed once is outlined from 40 statements: a smaller one compiles
+    inline in less than a function's fixed cost, and the entry calling it compiles again
+    after any edit anyway."""
+    x, y = pt.matrix("x"), pt.matrix("y")
+    sums = [pt.cumsum(x * (k + 2) + y, axis=1) for k in range(20)]
+    small = pt.exp(x) * 3.0 + pt.sin(y)
+    chain = x
+    for k in range(30):
+        chain = pt.sin(chain) * (k + 1.5) + y
+    outputs = [*sums, small, chain]
+    graph = optimize(Graph([x, y], outputs), "fast_run")
+    assert len(graph.nodes) >= LARGE_GRAPH
+    generated = generate(graph)
+    outlined = {kernel.name: len(re.findall(rf"= {kernel.name}\(", generated.source))
+                for kernel in generated.kernels}
+    assert sorted(outlined.values()) == [1, 20]  # the chain alone, and the cumulative sums
+    assert "exp_f64(" in generated.source  # the small fused kernel stays inline
+    values = [np.arange(6.0).reshape(2, 3) / 7, np.ones((2, 3))]
+    got = function([x, y], outputs)(*values)
+    for result, expected in zip(got, evaluate(outputs, dict(zip([x, y], values)))):
+        np.testing.assert_allclose(result, expected, rtol=1e-12)
 
 def test_a_module_imports_the_runtime_names_its_code_uses() -> None:
     a = pt.matrix("a", shape=(2, 2))
