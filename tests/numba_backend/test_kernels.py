@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import ops as pt
-from fgraph import Graph, evaluate
+from fgraph import Graph, Variable, evaluate
 from numba_backend import function
 from numba_backend.codegen import generate
 from numba_backend.kernels import LARGE_GRAPH
@@ -120,7 +120,7 @@ def test_a_large_graph_outlines_a_kernel_used_once_only_when_it_is_large() -> No
     x, y = pt.matrix("x"), pt.matrix("y")
     sums = [pt.cumsum(x * (k + 2) + y, axis=1) for k in range(20)]
     small = pt.exp(x) * 3.0 + pt.sin(y)
-    chain = x
+    chain: Variable = x
     for k in range(30):
         chain = pt.sin(chain) * (k + 1.5) + y
     outputs = [*sums, small, chain]
