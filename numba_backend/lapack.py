@@ -390,7 +390,9 @@ def pivot_rows_into(pivots: Array, out: Array) -> int:
     `ops.lu.PivotPermutation`); the position of the first pivot outside [0, k) plus one,
     or 0."""
     k = pivots.shape[0]
-    order = np.arange(k)
+    order = new_array(k, np.int64)  # np.arange: an overload numba compiles in each process
+    for i in range(k):
+        order[i] = i
     for i in range(k):
         pivot = pivots[i]
         if pivot < 0 or pivot >= k:
@@ -589,10 +591,10 @@ def qr_into(a: Array, q_out: Array, r_out: Array, complete: bool) -> int:
     q_columns = m if complete else k
     if _too_long(m, n):
         return TOO_LONG
-    work = np.zeros((max(n, q_columns), m), dtype=a.dtype).T
+    work = new_array((max(n, q_columns), m), a.dtype).T  # np.zeros: an overload to compile
     for i in range(m):
-        for j in range(n):
-            work[i, j] = a[i, j]
+        for j in range(work.shape[1]):
+            work[i, j] = a[i, j] if j < n else 0
     tau = new_array(max(k, 1), a.dtype)
     ints = array_of((m, n, max(m, 1), -1, 0, q_columns, k), np.int32)
     if k > 0:
