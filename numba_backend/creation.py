@@ -108,9 +108,12 @@ def _arange(op: ARange, node: NodeInfo, module: ModuleBuilder) -> list[str]:
 def _eye(op: Eye, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     target = node.inputs[0]
     rows, columns = (f"{target}[{k}]" if n is None else str(n) for k, n in enumerate(op.shape))
-    dtype = dtype_expression(op.dtype)
+    p = node.prefix
     return [
         f"if {rows} < 0 or {columns} < 0:",
         "    raise ValueError('Eye: shape entries must be non-negative')",
-        f"{node.outputs[0]} = np.eye({rows}, {columns}, {node.scalar(1)}, dtype={dtype})",
+        Allocation(node.outputs[0], f"({rows}, {columns})", op.dtype),
+        f"for {p}i in range({rows}):",  # numba's np.eye is an overload compiled per process
+        f"    for {p}j in range({columns}):",
+        f"        {node.outputs[0]}[{p}i, {p}j] = 1 if {p}j - {p}i == {node.scalar(1)} else 0",
     ]

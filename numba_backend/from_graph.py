@@ -14,6 +14,7 @@ from __future__ import annotations
 from fgraph import Variable
 from fgraph.aliasing import Aliasing
 from numba_backend.block import emit_block
+from numba_backend.loops import fresh_copy
 from numba_backend.registry import ModuleBuilder, NodeInfo, numba_kernel
 from ops.from_graph import OpFromGraph
 
@@ -24,8 +25,10 @@ def _op_from_graph(op: OpFromGraph, node: NodeInfo, module: ModuleBuilder) -> li
     names: dict[Variable, str] = dict(zip(inner.inputs, node.inputs))
     lines = emit_block(inner, names, module, node.prefix)
     shared = Aliasing.of(inner).shared_outputs()
-    lines.extend(
-        f"{output} = {names[inner_output]}" + (".copy()" if copy else "")
-        for output, inner_output, copy in zip(node.outputs, inner.outputs, shared)
-    )
+    for k, (output, inner_output, copy) in enumerate(zip(node.outputs, inner.outputs, shared)):
+        if copy:  # an allocation and element loops: numba's copy() is a compiled overload
+            lines += fresh_copy(output, names[inner_output], node.output_types[k],
+                                f"{node.prefix}c{k}_")
+        else:
+            lines.append(f"{output} = {names[inner_output]}")
     return lines

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from numba_backend.loops import fresh_copy
 from numba_backend.registry import ModuleBuilder, NodeInfo, dtype_expression, numba_kernel
 from numba_backend.shape_vector import tuple_expression
 from ops.join import Concatenate, Split
@@ -33,9 +34,11 @@ def _split(op: Split, node: NodeInfo, module: ModuleBuilder) -> list[str]:
         f"{prefix}o = 0",
     ]
     leading = ":, " * op.axis
-    for output, length in zip(node.outputs, lengths):
+    for k, (output, length, output_type) in enumerate(zip(node.outputs, lengths, node.output_types)):
+        piece = f"{prefix}piece{k}"
         lines += [
-            f"{output} = {source}[{leading}{prefix}o:{prefix}o + {length}].copy()",
+            f"{piece} = {source}[{leading}{prefix}o:{prefix}o + {length}]",
+            *fresh_copy(output, piece, output_type, f"{prefix}c{k}_"),
             f"{prefix}o += {length}",
         ]
     return lines

@@ -9,6 +9,7 @@ draw, how it fills the sample (`layout`) and NumPy's checks of its parameters.""
 
 from __future__ import annotations
 
+from numba_backend.loops import fresh_copy
 from numba_backend.registry import Allocation, ModuleBuilder, NodeInfo, numba_kernel
 from ops.random_draw import Check, Distribution, RandomDraw
 
@@ -23,7 +24,8 @@ def _random_draw(op: RandomDraw, node: NodeInfo, module: ModuleBuilder) -> list[
     event = spec.event_parameter
     trailing = [] if event is None else [f"{parameters[event]}.shape[0]"]
     shape = "".join(f"{length}, " for length in [*lengths, *trailing])
-    lines = [f"{p}s = {state}.copy()", Allocation(sample, f"({shape})", spec.dtype)]
+    lines = [*fresh_copy(f"{p}s", state, node.input_types[0], f"{p}c"),
+             Allocation(sample, f"({shape})", spec.dtype)]
     if spec.layout == "whole":
         return [*lines, f"{spec.kernel}({p}s, {sample})", f"{new_state} = {p}s"]
     # each parameter as the draw of one element (or row) reads it, at index {p}i

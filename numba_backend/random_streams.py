@@ -39,6 +39,7 @@ from numba.np.random._constants import (
     ziggurat_nor_r,
 )
 
+from numba_backend.intrinsics import new_array
 from numba_backend.library import library_function
 from ops.random_draw import array_to_state as array_to_state
 from ops.random_draw import state_to_array as state_to_array
@@ -519,8 +520,11 @@ def dirichlet_into(s: Array, alpha: Array, out: Array) -> None:
     stick-breaking with betas when every alpha is below 0.1 (where the gammas could all
     underflow to 0 and the normalization give 0/0)."""
     k = alpha.shape[0]
-    if k > 0 and np.max(alpha) < 0.1:
-        remaining = np.empty(k)
+    small = k > 0  # max(alpha) < 0.1 (a nan is not small), as a loop: numba compiles
+    for j in range(k):  # np.max and np.empty as overloads in every process
+        small = small and alpha[j] < 0.1
+    if small:
+        remaining = new_array(k, np.float64)
         total = 0.0
         for j in range(k - 1, -1, -1):
             total += alpha[j]

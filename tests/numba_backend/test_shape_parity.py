@@ -60,6 +60,9 @@ def _build() -> Batch:
     batch.case("eye", pt.eye(3))
     batch.case("eye k", pt.eye(3, 5, k=2, dtype="int32"))
     batch.case("eye symbolic", pt.eye(_int(batch, 4), _int(batch, 2), k=_int(batch, -1)))
+    batch.case("eye bool below", pt.eye(2, 3, k=-1, dtype="bool"))
+    batch.case("eye no rows", pt.eye(0, 3))
+    batch.case("eye complex", pt.eye(2, dtype="complex128"))
     batch.case("concatenate axis 0", pt.concatenate([x, batch.input((1, 3, 4))]))
     batch.case("concatenate axis 1 unknown", pt.concatenate([unknown, x], axis=1))
     mixed = [batch.input((2, 2), dtype="int32"), batch.input((2, 3)), batch.input((2, 1))]
