@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import ops as pt
-from fgraph import Variable
+from fgraph import Variable, evaluate
 from numba_backend import function
 from ops.join import split
 from ops.shape_vector import shape_i
@@ -87,6 +87,23 @@ def test_matches_reference(results: dict[str, tuple[Array, Array]], name: str) -
     got, want = results[name]
     assert_same(got, want, rtol=1e-6)
 
+
+
+def test_concatenate_checks_the_other_axes_at_run_time() -> None:
+    """Lengths unknown until the call are checked as NumPy checks them (a ValueError, as
+    the reference evaluator's ShapeError is), naming the pieces; promotion casts."""
+    a, b = pt.matrix("a"), pt.matrix("b", dtype="int32")
+    joined = pt.concatenate([a, b], axis=1)
+    compiled = function([a, b], [joined], mode="none")
+    left, right = np.ones((2, 3)), np.arange(4, dtype=np.int32).reshape(2, 2)
+    np.testing.assert_array_equal(compiled(left, right)[0], np.concatenate([left, right], axis=1))
+    assert compiled(left, right)[0].dtype == np.float64
+    with pytest.raises(ValueError, match="b .*differs in length from a .*along axis 0: 3 and 2"):
+        compiled(left, np.ones((3, 2), dtype=np.int32))
+    with pytest.raises(ValueError):
+        evaluate([joined], {a: left, b: np.ones((3, 2), dtype=np.int32)})
+    empty = compiled(np.ones((2, 0)), np.ones((2, 0), dtype=np.int32))[0]
+    assert empty.shape == (2, 0)
 
 def test_empty_and_runtime_errors() -> None:
     """`empty` has the right shape and dtype; bad run-time shapes raise."""
