@@ -182,7 +182,7 @@ def _loop_nest(
             indices.append(f"{index} = np.int64({component.array}[{at}])")
         else:
             broadcast = f"{prefix}i{number}"
-            setup.append(f"{broadcast} = np.broadcast_to({component.array}, {index_shape})")
+            setup.append(f"{broadcast} = broadcast_view({component.array}, {index_shape})")
             at = ", ".join(index_names) if index_rank else "()"
             indices.append(f"{index} = np.int64({broadcast}[{at}])")
         indices += [f"if {index} < 0:", f"    {index} += {length}"]
@@ -266,7 +266,7 @@ def _advanced_inc_subtensor(
     indent = "    " * nest.depth
     assign = "=" if op.set_instead_of_inc else "+="
     # A value of the region's rank with no static length 1 has the region's shape once
-    # checked: it is read as it is (each np.broadcast_to costs numba's compile time).
+    # checked: it is read as it is, without a broadcast view.
     value_type = node.input_types[1]
     stretched = value_type.ndim != nest.depth or 1 in value_type.shape
     read = f"{prefix}y" if stretched else value
@@ -276,7 +276,7 @@ def _advanced_inc_subtensor(
         *nest.setup,
         f"{prefix}rs = {nest.shape}",
         *update_broadcast_check(op, node, value, f"{prefix}rs", nest.depth),
-        *([f"{prefix}y = np.broadcast_to({value}, {prefix}rs)"] if stretched else []),
+        *([f"{prefix}y = broadcast_view({value}, {prefix}rs)"] if stretched else []),
         *nest.loops,
         *nest.indices,
         f"{indent}{prefix}v[{nest.read}] {assign} {read}[{nest.write}]",

@@ -12,4 +12,4 @@ from ops.broadcast import BroadcastTo
 def _broadcast_to(op: BroadcastTo, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     """A read-only view, as in NumPy (`function` copies it if it is returned)."""
     source, target = node.inputs
-    return [f"{node.outputs[0]} = np.broadcast_to({source}, {shape_tuple(target, op.shape)})"]
+    return [f"{node.outputs[0]} = broadcast_view({source}, {shape_tuple(target, op.shape)})"]

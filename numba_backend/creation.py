@@ -19,7 +19,7 @@ from numba_backend.registry import (
     only_input,
     scalar_kernel,
 )
-from numba_backend.loops import element_assignment
+from numba_backend.loops import element_assignment, fresh_copy
 from numba_backend.shape_vector import shape_tuple
 from ops.creation import Alloc, AllocEmpty, ARange, Eye
 
@@ -37,7 +37,9 @@ def _alloc(op: Alloc, node: NodeInfo, module: ModuleBuilder) -> list[str]:
     value_shape = node.input_types[0].shape
     if value_shape:
         if not _fits_statically(value_shape, op.shape):
-            return [f"{output} = np.copy(np.broadcast_to({value}, {shape}))"]
+            stretched = f"{node.prefix}b"
+            return [f"{stretched} = broadcast_view({value}, {shape})",
+                    *fresh_copy(output, stretched, node.output_types[0], f"{node.prefix}j")]
         return [Allocation(output, shape, node.output_types[0].dtype),
                 *element_assignment(output, value, output, rank, f"{node.prefix}j",
                                     source_shape=value_shape)]

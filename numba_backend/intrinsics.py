@@ -317,6 +317,51 @@ def reshaped(typingctx: object, array: Any, shape: Any) -> Any:
     return result(array, shape), codegen
 
 
+@intrinsic
+def broadcast_view(typingctx: object, array: Any, shape: Any) -> Any:
+    """`np.broadcast_to(array, shape)`: a read-only view with stride 0 along the axes it
+    stretches (new leading ones, or ones of length 1), a ValueError for a shape it does
+    not fit or a negative length. numba's `np.broadcast_to` is an overload each process
+    compiles per argument types, then optimizes again in each function using it."""
+    if not isinstance(array, types.Array) or not (
+        isinstance(shape, types.BaseTuple) and all(isinstance(n, types.Integer) for n in shape)
+    ) or len(shape) < array.ndim:
+        return None
+    result = types.Array(array.dtype, len(shape), "A", readonly=True)
+
+    def codegen(context: Any, builder: ir.IRBuilder, signature: Any, args: Any) -> Any:
+        intp = context.get_value_type(types.intp)
+        zero, one = ir.Constant(intp, 0), ir.Constant(intp, 1)
+        source = ArrayFields.of(context, builder, array, args[0])
+        old_shape = cgutils.unpack_tuple(builder, source.shape, array.ndim)
+        old_strides = cgutils.unpack_tuple(builder, source.strides, array.ndim)
+        lengths = [context.cast(builder, value, kind, types.intp) for value, kind in
+                   zip(cgutils.unpack_tuple(builder, args[1], len(shape)), shape)]
+        new_axes = len(shape) - array.ndim
+        bad: ir.Value = cgutils.false_bit
+        strides: list[ir.Value] = []
+        nitems: ir.Value = one
+        for axis, length in enumerate(lengths):
+            bad = builder.or_(bad, builder.icmp_signed("<", length, zero))
+            nitems = builder.mul(nitems, length)
+            if axis < new_axes:
+                strides.append(zero)
+                continue
+            old = old_shape[axis - new_axes]
+            same = builder.icmp_signed("==", old, length)
+            bad = builder.or_(bad, builder.not_(builder.or_(
+                same, builder.icmp_signed("==", old, one))))
+            strides.append(builder.select(same, old_strides[axis - new_axes], zero))
+        with cgutils.if_unlikely(builder, bad):
+            context.call_conv.return_user_exc(builder, ValueError, (
+                "operands could not be broadcast together with remapped shapes",))
+        view = view_value(context, builder, array, args[0], result, lengths, strides)
+        view = context.data_model_manager[result].set(builder, view, nitems, "nitems")
+        return impl_ret_borrowed(context, builder, result, view)
+
+    return result(array, shape), codegen
+
+
 PER_TUPLE = 25
 """Lengths per tuple given to `first_below` or `first_unequal`: generated code groups
 more into several, since CPython builds a tuple of more than 30 names through a list,
