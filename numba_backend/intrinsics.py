@@ -11,7 +11,7 @@ of the loop keeps its exact IEEE semantics (numba's `fastmath` would relax them 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import attrs
 from llvmlite import ir
@@ -89,9 +89,7 @@ def new_array(typingctx: object, shape: Any, dtype: Any) -> Any:
     type and dtype, about 0.05 s each in a fresh process; a graph needs several."""
     if isinstance(shape, types.Integer):
         ndim = 1
-    elif isinstance(shape, types.BaseTuple) and all(
-        isinstance(length, types.Integer) for length in shape
-    ):
+    elif _integer_tuple(shape):
         ndim = len(shape)
     else:
         return None
@@ -100,16 +98,33 @@ def new_array(typingctx: object, shape: Any, dtype: Any) -> Any:
     element = dtype.dtype
     array_type = types.Array(element, ndim, "C")
 
-    lengths_of = [shape] if isinstance(shape, types.Integer) else list(shape)
-
     def codegen(context: Any, builder: ir.IRBuilder, signature: Any, args: Any) -> Any:
-        values = [args[0]] if isinstance(shape, types.Integer) else (
-            cgutils.unpack_tuple(builder, args[0], ndim))
-        lengths = [_as_length(context, builder, value, kind)
-                   for value, kind in zip(values, lengths_of)]
+        lengths = ([_as_length(context, builder, args[0], shape)]
+                   if isinstance(shape, types.Integer) else _lengths(context, builder, shape, args[0]))
         return allocated(context, builder, array_type, lengths)
 
     return array_type(shape, dtype), codegen
+
+
+def _integer_tuple(kind: Any) -> bool:
+    """Whether `kind` types a tuple of integers (a shape)."""
+    return isinstance(kind, types.BaseTuple) and all(isinstance(n, types.Integer) for n in kind)
+
+
+def _lengths(context: Any, builder: ir.IRBuilder, kinds: types.BaseTuple, value: ir.Value
+             ) -> list[ir.Value]:
+    """The intp lengths of the shape tuple `value` (of type `kinds`, an `_integer_tuple`)."""
+    return [_as_length(context, builder, item, cast(types.Integer, kind))
+            for item, kind in zip(cgutils.unpack_tuple(builder, value, len(kinds)), kinds)]
+
+
+def _c_strides(builder: ir.IRBuilder, itemsize: ir.Value, lengths: list[ir.Value]
+               ) -> list[ir.Value]:
+    """The strides of a C-contiguous array of `lengths` (none for a 0-d one)."""
+    strides = [itemsize] if lengths else []
+    for length in reversed(lengths[1:]):
+        strides.append(builder.mul(strides[-1], length))
+    return strides[::-1]
 
 
 def _as_length(context: Any, builder: ir.IRBuilder, value: ir.Value, kind: types.Integer) -> ir.Value:
@@ -153,9 +168,6 @@ def allocated(context: Any, builder: ir.IRBuilder, array_type: types.Array,
     meminfo = context.nrt.meminfo_alloc_aligned(
         builder, size=size, align=context.get_preferred_array_alignment(array_type.dtype))
     data = context.nrt.meminfo_data(builder, meminfo)
-    strides: list[ir.Value] = [ir.Constant(intp, item)] if lengths else []  # 0-d: none
-    for length in reversed(lengths[1:]):
-        strides.append(builder.mul(strides[-1], length))
     model = context.data_model_manager[array_type]
     structure = model.get_value_type()
     field_type = {name: structure.elements[model.get_field_position(name)]
@@ -166,7 +178,8 @@ def allocated(context: Any, builder: ir.IRBuilder, array_type: types.Array,
         "nitems": nitems, "itemsize": ir.Constant(intp, item),
         "data": builder.bitcast(data, field_type["data"]),
         "shape": cgutils.pack_array(builder, lengths, intp),
-        "strides": cgutils.pack_array(builder, strides[::-1], intp),
+        "strides": cgutils.pack_array(builder, _c_strides(builder, ir.Constant(intp, item),
+                                                          lengths), intp),
     }
     for name, value in fields.items():
         built = model.set(builder, built, value, name)
@@ -271,9 +284,7 @@ def reshaped(typingctx: object, array: Any, shape: Any) -> Any:
     else a copy. numba spells it `np.ascontiguousarray(array).reshape(shape)`: the first
     an overload whose implementation each process compiles, the second a helper each
     reshape links in, both optimized again in every function using them."""
-    if not isinstance(array, types.Array) or not (
-        isinstance(shape, types.BaseTuple) and all(isinstance(n, types.Integer) for n in shape)
-    ):
+    if not isinstance(array, types.Array) or not _integer_tuple(shape):
         return None
     viewed = array.layout == "C"
     result = array.copy(ndim=len(shape), layout="C", readonly=not array.mutable and viewed)
@@ -285,8 +296,7 @@ def reshaped(typingctx: object, array: Any, shape: Any) -> Any:
         size: ir.Value = ir.Constant(intp, 1)
         for length in old_shape:
             size = builder.mul(size, length)
-        lengths = [context.cast(builder, value, kind, types.intp) for value, kind in
-                   zip(cgutils.unpack_tuple(builder, args[1], len(shape)), shape)]
+        lengths = _lengths(context, builder, shape, args[1])
         known: ir.Value = ir.Constant(intp, 1)
         for length in lengths:
             free = builder.icmp_signed("==", length, ir.Constant(intp, -1))
@@ -297,10 +307,8 @@ def reshaped(typingctx: object, array: Any, shape: Any) -> Any:
         lengths = [builder.select(builder.icmp_signed("==", length, ir.Constant(intp, -1)),
                                   inferred, length) for length in lengths]
         if viewed:
-            strides = [source.itemsize] if lengths else []  # 0-d: none
-            for length in reversed(lengths[1:]):
-                strides.append(builder.mul(strides[-1], length))
-            view = view_value(context, builder, array, args[0], result, lengths, strides[::-1])
+            strides = _c_strides(builder, source.itemsize, lengths)
+            view = view_value(context, builder, array, args[0], result, lengths, strides)
             return impl_ret_borrowed(context, builder, result, view)
         copy = allocated(context, builder, result, lengths)
         target = ArrayFields.of(context, builder, result, copy).data
@@ -323,9 +331,7 @@ def broadcast_view(typingctx: object, array: Any, shape: Any) -> Any:
     stretches (new leading ones, or ones of length 1), a ValueError for a shape it does
     not fit or a negative length. numba's `np.broadcast_to` is an overload each process
     compiles per argument types, then optimizes again in each function using it."""
-    if not isinstance(array, types.Array) or not (
-        isinstance(shape, types.BaseTuple) and all(isinstance(n, types.Integer) for n in shape)
-    ) or len(shape) < array.ndim:
+    if not isinstance(array, types.Array) or not _integer_tuple(shape) or len(shape) < array.ndim:
         return None
     result = types.Array(array.dtype, len(shape), "A", readonly=True)
 
@@ -335,8 +341,7 @@ def broadcast_view(typingctx: object, array: Any, shape: Any) -> Any:
         source = ArrayFields.of(context, builder, array, args[0])
         old_shape = cgutils.unpack_tuple(builder, source.shape, array.ndim)
         old_strides = cgutils.unpack_tuple(builder, source.strides, array.ndim)
-        lengths = [context.cast(builder, value, kind, types.intp) for value, kind in
-                   zip(cgutils.unpack_tuple(builder, args[1], len(shape)), shape)]
+        lengths = _lengths(context, builder, shape, args[1])
         new_axes = len(shape) - array.ndim
         bad: ir.Value = cgutils.false_bit
         strides: list[ir.Value] = []
